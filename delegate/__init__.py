@@ -1,0 +1,3 @@
+"""Meeting Delegate: attends live meetings on behalf of a person."""
+
+__version__ = "0.1.0"

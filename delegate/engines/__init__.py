@@ -1,0 +1,1 @@
+"""Decision engines: the embedded default (`local`) and the LLM-backed ones."""

@@ -1,0 +1,106 @@
+"""MeetingState: the meeting so far, kept incrementally so one utterance costs the same at minute 1 and minute 90."""
+
+from __future__ import annotations
+
+from collections import Counter, deque
+from dataclasses import dataclass, field
+
+from delegate.models import Utterance
+from delegate.text import tokens
+
+# Turns this short that carry no content ("Yeah.", "Okay.", "Mhm.") do not take the floor.
+_BACKCHANNEL = frozenset(
+    "yes yeah yep ok okay right sure mhm mm hmm uh um eh ehm ah oh good great fine thanks thank you no nope "
+    "alright all so and well exactly true i see".split()
+)
+
+
+def is_backchannel(text: str) -> bool:
+    toks = [t for t in tokens(text) if not t.startswith("[")]
+    return len(toks) <= 4 and all(t in _BACKCHANNEL for t in toks)
+
+
+@dataclass(frozen=True, slots=True)
+class Turn:
+    """A substantive turn (backchannels skipped) with its position in the meeting."""
+
+    utterance: Utterance
+    index: int
+
+
+@dataclass
+class MeetingState:
+    """The transcript so far and the few running summaries the decision needs.
+
+    Every field is updated in O(1) per utterance; nothing here scans the whole history.
+    """
+
+    meeting_id: str
+    attendees: list[str] = field(default_factory=list)
+    names: dict[str, str] = field(default_factory=dict)
+    """Display names for speaker labels (and for `[LABEL]` masks in text)."""
+    recent_window: int = 12
+
+    utterances: list[Utterance] = field(default_factory=list)
+    recent: deque[Turn] = field(init=False)
+    """The last substantive turns, newest last."""
+    turns_by_speaker: Counter[str] = field(default_factory=Counter)
+    last_turn_index: dict[str, int] = field(default_factory=dict)
+    """Index (into `utterances`) of each speaker's last substantive turn."""
+    replies: Counter[tuple[str, str]] = field(default_factory=Counter)
+    """(a, b): how often b took the floor right after a: who talks with whom."""
+
+    def __post_init__(self) -> None:
+        self.recent = deque(maxlen=self.recent_window)
+
+    def add(self, utterance: Utterance) -> None:
+        """Take the next final utterance. Ids must grow; the caller (session, replay) checks that."""
+        index = len(self.utterances)
+        self.utterances.append(utterance)
+        if utterance.speaker not in self.attendees:
+            self.attendees.append(utterance.speaker)
+        if is_backchannel(utterance.text):
+            return
+        previous = self.recent[-1].utterance.speaker if self.recent else None
+        if previous is not None and previous != utterance.speaker:
+            self.replies[(previous, utterance.speaker)] += 1
+        self.recent.append(Turn(utterance, index))
+        self.turns_by_speaker[utterance.speaker] += 1
+        self.last_turn_index[utterance.speaker] = index
+
+    def extend(self, utterances: list[Utterance]) -> None:
+        for u in utterances:
+            self.add(u)
+
+    @property
+    def last(self) -> Utterance | None:
+        return self.utterances[-1] if self.utterances else None
+
+    @property
+    def last_id(self) -> int | None:
+        return self.utterances[-1].id if self.utterances else None
+
+    def __len__(self) -> int:
+        return len(self.utterances)
+
+    def window(self, n: int) -> list[Utterance]:
+        """The last `n` utterances, backchannels included."""
+        return self.utterances[-n:]
+
+    def recent_speakers(self, n: int) -> list[str]:
+        """Speakers of the last `n` substantive turns, newest first, without repeats."""
+        seen: list[str] = []
+        for turn in reversed(self.recent):
+            if turn.utterance.speaker not in seen:
+                seen.append(turn.utterance.speaker)
+            if len(seen) >= n:
+                break
+        return seen
+
+    def turns_since(self, speaker: str) -> int | None:
+        """How many utterances ago `speaker` last took a substantive turn (None: never)."""
+        i = self.last_turn_index.get(speaker)
+        return None if i is None else len(self.utterances) - 1 - i
+
+    def display_name(self, label: str) -> str:
+        return self.names.get(label, label)

@@ -1,0 +1,101 @@
+"""Pydantic models shared by every part of the delegate: what crosses a seam is one of these."""
+
+from __future__ import annotations
+
+from enum import StrEnum
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+
+class Scenario(StrEnum):
+    """Why the principal might speak after an utterance (or `none`: they should not)."""
+
+    explicit_cue = "explicit_cue"
+    implicit_cue = "implicit_cue"
+    chime_in = "chime_in"
+    none = "none"
+
+
+class Utterance(BaseModel):
+    """One speaker turn of the meeting, typed or transcribed."""
+
+    model_config = ConfigDict(frozen=True)
+
+    id: int = Field(ge=0)
+    speaker: str = Field(min_length=1, max_length=200)
+    text: str
+    start: float | None = Field(default=None, ge=0)
+    end: float | None = Field(default=None, ge=0)
+    final: bool = True
+
+
+class BackgroundItem(BaseModel):
+    """Something the principal told the delegate beforehand, and when it is relevant."""
+
+    model_config = ConfigDict(frozen=True)
+
+    context: str
+    information: str
+    shareable: bool = True
+
+
+class Profile(BaseModel):
+    """The person the delegate stands in for."""
+
+    model_config = ConfigDict(frozen=True)
+
+    name: str = Field(min_length=1)
+    label: str | None = None
+    """The principal's speaker label in the transcript (e.g. `PERSON4`), when it differs from `name`."""
+    aliases: list[str] = Field(default_factory=list)
+    intents: list[str] = Field(default_factory=list)
+    background: list[BackgroundItem] = Field(default_factory=list)
+
+    @property
+    def speaker_label(self) -> str:
+        return self.label or self.name
+
+
+class Decision(BaseModel):
+    """What the delegate decided after one utterance: speak (non-empty `speak`) or stay silent."""
+
+    model_config = ConfigDict(frozen=True)
+
+    utterance_id: int
+    scenario: Scenario
+    speak: str = ""
+    reason: str
+    confidence: float = Field(ge=0.0, le=1.0)
+    engine: str
+    latency_ms: float = 0.0
+    used_background: list[int] = Field(default_factory=list)
+    """Indices into the principal's `background` that the spoken text draws on."""
+    used_intents: list[int] = Field(default_factory=list)
+    """Indices into the principal's `intents` that the spoken text raises."""
+
+    @property
+    def spoke(self) -> bool:
+        return bool(self.speak.strip())
+
+
+ActionType = Literal[
+    "send_email", "schedule_meeting", "share_document", "create_task", "follow_up", "review", "other"
+]
+ActionStatus = Literal["proposed", "approved", "rejected"]
+
+
+class ProposedAction(BaseModel):
+    """An action item noticed in the meeting, proposed to the principal for approval."""
+
+    id: str
+    action_type: ActionType
+    description: str
+    assignees: list[str] = Field(default_factory=list)
+    due: str | None = None
+    supporting_excerpt: str
+    utterance_ids: list[int] = Field(default_factory=list)
+    status: ActionStatus = "proposed"
+    for_principal: bool = False
+    offer: str | None = None
+    """What the delegate offers to do when the action falls to the principal."""
