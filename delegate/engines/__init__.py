@@ -1,1 +1,18 @@
-"""Decision engines: the embedded default (`local`) and the LLM-backed ones."""
+"""Decision engines: the embedded default (`local`) and the LLM-backed ones, chosen by name."""
+
+from __future__ import annotations
+
+from delegate.config import Settings
+from delegate.engines.base import Engine
+
+ENGINE_NAMES = ("local",)
+
+
+def build_engine(name: str, settings: Settings | None = None) -> Engine:
+    """The engine called `name`; raises ValueError for an unknown name."""
+    settings = settings or Settings()
+    if name == "local":
+        from delegate.engines.local import LocalEngine
+
+        return LocalEngine()
+    raise ValueError(f"unknown engine {name!r}; choose one of {', '.join(ENGINE_NAMES)}")
