@@ -1,0 +1,345 @@
+"""`python -m benchmark.actions`: run the action extractor over whole meetings and score it against gold action items.
+
+Matching rule (one predicted action counts for at most one gold item, and the other way round):
+
+1. A predicted action and a gold item *can* match when their assignee sets overlap (the prediction's
+   `assignees` and the gold `responsible_person`, both speaker labels; an empty side never matches).
+2. Their score is `similarity(predicted.description, gold.description)` from `delegate.similarity`
+   (the offline judge's similarity: wordllama embeddings + content-word overlap, in [0, 1]).
+3. Pairs scoring at least `THRESHOLD` (0.4) are matched greedily, highest score first; a pair is
+   taken only if neither side is matched yet (ties: earlier gold, then earlier prediction).
+
+0.4 is where the two dev golds agree: descriptions of the same action written by different annotators
+(one terse, one detailed) score 0.36-0.94, different actions of the same people mostly below 0.4.
+
+Figures, over all meetings together (micro-averaged):
+- precision = matched / proposed, recall = matched / gold, F1 their harmonic mean;
+- assignee accuracy: matched pairs whose assignee sets are equal;
+- grounding: proposals whose `supporting_excerpt` is a verbatim substring of one of the utterances
+  named in its `utterance_ids` (must be 1.0);
+- proposals per hour: proposals / meeting hours; a meeting's length comes from its utterance
+  timestamps when it has them, else from its word count at 150 spoken words a minute;
+- ms per utterance: wall time of `ActionExtractor.observe` per utterance (extraction only).
+
+Gold files: one JSON per meeting, `{"meeting_id", "actions": [{"excerpt", "description",
+"responsible_person", "utterance_id"?, "action_type"?, "due"?}]}`. Meetings are paired with the data
+by `meeting_id`; meetings without gold, and gold without a meeting, are reported and left out.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import time
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from rich.console import Console
+from rich.table import Table
+
+from benchmark.data import FIXTURES, BenchDataError, BenchMeeting, load
+from delegate.actions import ActionExtractor
+from delegate.meeting import MeetingState
+from delegate.models import ActionType, ProposedAction, Utterance
+from delegate.similarity import similarity
+from delegate.text import word_count
+
+THRESHOLD = 0.4
+WORDS_PER_MINUTE = 150
+GOLD = FIXTURES / "actions"
+
+Similarity = Callable[[str, str], float]
+
+
+class GoldAction(BaseModel):
+    """One gold action item (ELITR-Bench-Agent format, optionally with our extra fields)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    excerpt: str
+    description: str
+    responsible_person: list[str] = Field(default_factory=list)
+    utterance_id: int | None = None
+    action_type: ActionType | None = None
+    due: str | None = None
+
+
+class GoldFile(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    meeting_id: str
+    source: str = ""
+    actions: list[GoldAction]
+
+
+class Match(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    gold: int
+    predicted: int
+    score: float
+    same_assignees: bool
+
+
+class Counts(BaseModel):
+    """What a set of meetings adds up to; the figures are computed from these."""
+
+    gold: int = 0
+    proposed: int = 0
+    matched: int = 0
+    same_assignees: int = 0
+    grounded: int = 0
+    hours: float = 0.0
+    utterances: int = 0
+    seconds: float = 0.0
+
+    def __add__(self, other: Counts) -> Counts:
+        return Counts(**{k: getattr(self, k) + getattr(other, k) for k in Counts.model_fields})
+
+
+class Scores(BaseModel):
+    """The figures `--json` writes."""
+
+    precision: float
+    recall: float
+    f1: float
+    assignee_accuracy: float
+    grounding: float
+    proposals_per_hour: float
+
+    @classmethod
+    def of(cls, c: Counts) -> Scores:
+        p = c.matched / c.proposed if c.proposed else 0.0
+        r = c.matched / c.gold if c.gold else 0.0
+        return cls(
+            precision=p,
+            recall=r,
+            f1=2 * p * r / (p + r) if p + r else 0.0,
+            assignee_accuracy=c.same_assignees / c.matched if c.matched else 0.0,
+            grounding=c.grounded / c.proposed if c.proposed else 1.0,
+            proposals_per_hour=c.proposed / c.hours if c.hours else 0.0,
+        )
+
+
+class MeetingResult(BaseModel):
+    meeting_id: str
+    counts: Counts
+    predicted: list[ProposedAction]
+    gold: list[GoldAction]
+    matches: list[Match]
+
+
+def match(
+    gold: Sequence[GoldAction],
+    predicted: Sequence[ProposedAction],
+    sim: Similarity = similarity,
+    threshold: float = THRESHOLD,
+) -> list[Match]:
+    """One-to-one matches by the rule of the module docstring."""
+    pairs: list[tuple[float, int, int]] = []
+    for i, g in enumerate(gold):
+        for j, p in enumerate(predicted):
+            if not set(g.responsible_person) & set(p.assignees):
+                continue
+            score = sim(p.description, g.description)
+            if score >= threshold:
+                pairs.append((score, i, j))
+    pairs.sort(key=lambda t: (-t[0], t[1], t[2]))
+    used_g: set[int] = set()
+    used_p: set[int] = set()
+    out: list[Match] = []
+    for score, i, j in pairs:
+        if i in used_g or j in used_p:
+            continue
+        used_g.add(i)
+        used_p.add(j)
+        same = set(gold[i].responsible_person) == set(predicted[j].assignees)
+        out.append(Match(gold=i, predicted=j, score=round(score, 4), same_assignees=same))
+    return sorted(out, key=lambda m: m.gold)
+
+
+def grounded(action: ProposedAction, utterances: Sequence[Utterance]) -> bool:
+    """The excerpt is a verbatim substring of one utterance the action names."""
+    by_id = {u.id: u for u in utterances}
+    return bool(action.supporting_excerpt) and any(
+        i in by_id and action.supporting_excerpt in by_id[i].text for i in action.utterance_ids
+    )
+
+
+def meeting_hours(utterances: Sequence[Utterance]) -> float:
+    starts = [u.start for u in utterances if u.start is not None]
+    ends = [u.end if u.end is not None else u.start for u in utterances if u.start is not None]
+    if starts and ends and max(e for e in ends if e is not None) > min(starts):
+        return (max(e for e in ends if e is not None) - min(starts)) / 3600
+    return sum(word_count(u.text) for u in utterances) / WORDS_PER_MINUTE / 60
+
+
+def extract(meeting: BenchMeeting, principal: str | None = None) -> tuple[list[ProposedAction], float]:
+    """Every action the extractor proposes over the whole meeting, and the seconds spent extracting."""
+    state = MeetingState(meeting_id=meeting.meeting_id, attendees=list(meeting.attendees), names=dict(meeting.names))
+    extractor = ActionExtractor(principal=principal)
+    spent = 0.0
+    for u in meeting.utterances:
+        state.add(u)
+        t0 = time.perf_counter()
+        extractor.observe(state)
+        spent += time.perf_counter() - t0
+    return extractor.actions, spent
+
+
+def score_meeting(
+    meeting: BenchMeeting,
+    gold: Sequence[GoldAction],
+    predicted: Sequence[ProposedAction],
+    seconds: float = 0.0,
+    sim: Similarity = similarity,
+) -> MeetingResult:
+    matches = match(gold, predicted, sim)
+    counts = Counts(
+        gold=len(gold),
+        proposed=len(predicted),
+        matched=len(matches),
+        same_assignees=sum(m.same_assignees for m in matches),
+        grounded=sum(grounded(p, meeting.utterances) for p in predicted),
+        hours=meeting_hours(meeting.utterances),
+        utterances=len(meeting.utterances),
+        seconds=seconds,
+    )
+    return MeetingResult(meeting_id=meeting.meeting_id, counts=counts, predicted=list(predicted), gold=list(gold),
+                         matches=matches)
+
+
+class GoldError(ValueError):
+    """A gold file that cannot be used; the message names the file and the field."""
+
+
+_PREFIX = re.compile(r"^\s*\((PERSON\d+)\)\s*")
+
+
+def load_gold(path: Path) -> dict[str, list[GoldAction]]:
+    """Gold action items of one file or a folder of `*.json`, by meeting id."""
+    files = sorted(path.glob("*.json")) if path.is_dir() else [path]
+    if not files or not files[0].exists():
+        raise GoldError(f"{path}: no gold action files here")
+    out: dict[str, list[GoldAction]] = {}
+    for f in files:
+        try:
+            gold = GoldFile.model_validate_json(f.read_text(encoding="utf-8"))
+        except (OSError, ValidationError) as e:
+            raise GoldError(f"{f}: not a gold action file: {e}") from e
+        out[gold.meeting_id] = [
+            a.model_copy(update={"excerpt": _PREFIX.sub("", a.excerpt)}) for a in gold.actions
+        ]
+    return out
+
+
+def run(meetings: Sequence[BenchMeeting], gold: dict[str, list[GoldAction]]) -> list[MeetingResult]:
+    results = []
+    for m in meetings:
+        if m.meeting_id not in gold:
+            continue
+        predicted, seconds = extract(m)
+        results.append(score_meeting(m, gold[m.meeting_id], predicted, seconds))
+    return results
+
+
+def total(results: Sequence[MeetingResult]) -> Counts:
+    out = Counts()
+    for r in results:
+        out = out + r.counts
+    return out
+
+
+def _markdown(results: Sequence[MeetingResult], scores: Scores, counts: Counts) -> str:
+    lines = [
+        "# Action items",
+        "",
+        f"precision {scores.precision:.3f} · recall {scores.recall:.3f} · F1 {scores.f1:.3f} · "
+        f"assignee accuracy {scores.assignee_accuracy:.3f} · grounding {scores.grounding:.3f} · "
+        f"{scores.proposals_per_hour:.1f} proposals/hour · "
+        f"{1000 * counts.seconds / max(1, counts.utterances):.3f} ms/utterance",
+        "",
+    ]
+    for r in results:
+        lines += [f"## {r.meeting_id}", ""]
+        by_pred = {m.predicted: m for m in r.matches}
+        by_gold = {m.gold: m for m in r.matches}
+        for j, p in enumerate(r.predicted):
+            mark = f"✓ gold {by_pred[j].gold} ({by_pred[j].score:.2f})" if j in by_pred else "✗"
+            lines.append(f"- {mark} `{p.action_type}` {', '.join(p.assignees)}: {p.description}"
+                         f"{f' (due {p.due})' if p.due else ''} — “{p.supporting_excerpt}”")
+        missed = [g for i, g in enumerate(r.gold) if i not in by_gold]
+        if missed:
+            lines += ["", "Missed:"]
+            lines += [f"- {', '.join(g.responsible_person)}: {g.description}" for g in missed]
+        lines.append("")
+    return "\n".join(lines)
+
+
+app = typer.Typer(add_completion=False, help=__doc__.split("\n")[0])
+
+
+@app.command()
+def main(
+    data: Annotated[Path, typer.Option(help="Meeting file or folder (delegate-bench/1).")] = FIXTURES,
+    gold: Annotated[Path, typer.Option(help="Gold action items: a file or a folder, one file per meeting.")] = GOLD,
+    out: Annotated[Path | None, typer.Option(help="Folder for results.json and report.md.")] = None,
+    json_path: Annotated[Path | None, typer.Option("--json", help="Write the headline figures to this file.")] = None,
+) -> None:
+    """Run the action extractor over whole meetings and score it against gold action items."""
+    console = Console()
+    try:
+        meetings = load(data)
+        gold_items = load_gold(gold)
+    except (BenchDataError, GoldError) as e:
+        console.print(f"[red]{e}[/red]")
+        raise typer.Exit(2) from None
+    ids = {m.meeting_id for m in meetings}
+    for mid in sorted(ids - set(gold_items)):
+        console.print(f"[yellow]{mid}: no gold action items, left out[/yellow]")
+    for mid in sorted(set(gold_items) - ids):
+        console.print(f"[yellow]{mid}: gold without a meeting in {data}, left out[/yellow]")
+    results = run(meetings, gold_items)
+    if not results:
+        console.print("[red]no meeting has gold action items[/red]")
+        raise typer.Exit(2)
+    counts = total(results)
+    scores = Scores.of(counts)
+
+    table = Table(title=f"Action items: {data} against {gold}")
+    for col in ("meeting", "gold", "proposed", "matched", "P", "R", "F1", "assignees", "grounding", "per hour"):
+        table.add_column(col, justify="left" if col == "meeting" else "right")
+    for r in [*results, None]:
+        c = r.counts if r is not None else counts
+        s = Scores.of(c)
+        table.add_row(
+            r.meeting_id if r is not None else "all", str(c.gold), str(c.proposed), str(c.matched),
+            f"{s.precision:.2f}", f"{s.recall:.2f}", f"{s.f1:.2f}", f"{s.assignee_accuracy:.2f}",
+            f"{s.grounding:.2f}", f"{s.proposals_per_hour:.1f}",
+            end_section=r is results[-1],
+        )
+    console.print(table)
+    console.print(f"extraction: {1000 * counts.seconds / max(1, counts.utterances):.3f} ms per utterance "
+                  f"over {counts.utterances} utterances")
+
+    if json_path is not None:
+        json_path.parent.mkdir(parents=True, exist_ok=True)
+        json_path.write_text(scores.model_dump_json(indent=2) + "\n", encoding="utf-8")
+    if out is not None:
+        out.mkdir(parents=True, exist_ok=True)
+        payload = {
+            "scores": scores.model_dump(),
+            "ms_per_utterance": 1000 * counts.seconds / max(1, counts.utterances),
+            "threshold": THRESHOLD,
+            "meetings": [r.model_dump() for r in results],
+        }
+        (out / "results.json").write_text(json.dumps(payload, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+        (out / "report.md").write_text(_markdown(results, scores, counts), encoding="utf-8")
+        console.print(f"wrote {out / 'results.json'} and {out / 'report.md'}")
+
+
+if __name__ == "__main__":
+    app()

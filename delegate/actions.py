@@ -1,0 +1,627 @@
+"""Action items from the utterance stream: who committed to, was asked for, or was assigned what work.
+
+The embedded extractor reads one final utterance at a time and proposes `ProposedAction`s:
+
+- a *commitment* ("I will send you the link by Friday"): the speaker is the assignee;
+- a *request* ("[PERSON5], could you prepare a poll?", "please e-mail [PERSON14]"): the addressee is the
+  assignee — a vocative mask in the sentence, else the person the speaker was answering;
+- an *assignment* ("[PERSON5] and [PERSON11] should select the video"): the named people;
+- an *acceptance* ("Sure, I can do it.") right after a request: the acceptor takes the request over.
+
+Only future work counts: a clause is an action when a commitment/request trigger is followed by a work
+verb ("send", "review", "set up", ...), not a meeting-room verb ("see", "explain", "share my screen"),
+and not negated or reported as done ("I already sent it"). Each candidate gets a confidence from its
+trigger and cues (a work verb that names a deliverable, a due date, a named addressee, hedges); only
+candidates above `threshold` are proposed, which keeps the rate near what a person will review live.
+
+A candidate that restates an open action (same assignees, similar description, within a bounded
+window) updates it instead of proposing it twice; the update is emitted only when a detail changed
+(due date, assignees, a sharper description). All state is bounded (recent requests and open actions
+are deques), so an utterance costs the same at minute 1 and minute 90.
+
+`ActionBook` keeps the actions and every state change (proposed, updated, approved, rejected) for the
+audit log; the server turns its events into frames and rows.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import deque
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import Literal, Protocol, runtime_checkable
+
+from pydantic import BaseModel, ConfigDict
+
+from delegate.meeting import MeetingState
+from delegate.models import ActionStatus, ActionType, ProposedAction, Utterance
+from delegate.text import content_words
+
+# --- vocabulary -----------------------------------------------------------------------------------
+
+
+def _forms(*bases: str) -> set[str]:
+    """Base, third person, -ing and -ed forms of regular verbs (irregular ones are listed by hand)."""
+    out: set[str] = set()
+    for b in bases:
+        out |= {b, b + "s", b + "es", b + "ing", b + "ed", b + "d"}
+        if b.endswith("e"):
+            out |= {b[:-1] + "ing"}
+        if b.endswith("y"):
+            out |= {b[:-1] + "ies", b[:-1] + "ied"}
+        if re.fullmatch(r"[^aeiou]*[aeiou][bdgmnprt]", b):  # set -> setting, plan -> planned
+            out |= {b + b[-1] + "ing", b + b[-1] + "ed"}
+    return out
+
+
+# Verbs of work that outlives the meeting. Ambiguous meeting-room verbs (see, show, explain, present,
+# open, talk about, go back) are left out on purpose: "can you show me" is not an action item.
+WORK_VERBS = _forms(
+    "send", "email", "e-mail", "mail", "write", "share", "prepare", "draft", "check", "review", "read",
+    "schedule", "organize", "organise", "fix", "finish", "complete", "update", "upload", "download",
+    "create", "add", "test", "ask", "contact", "register", "propose", "book", "invite", "remind",
+    "evaluate", "implement", "install", "clean", "compute", "process", "reorganize", "continue",
+    "provide", "deliver", "submit", "publish", "deploy", "integrate", "rewrite", "regenerate", "change",
+    "align", "annotate", "translate", "collect", "convert", "analyse", "analyze", "compare", "measure",
+    "investigate", "merge", "document", "coordinate", "confirm", "verify", "forward", "post", "connect",
+    "meet", "call", "decide", "fill", "enter", "distribute", "circulate", "arrange", "plan", "handle",
+    "package", "restart", "train", "build", "design", "extend", "improve", "respond", "reply", "comment",
+    "sign", "print", "order", "reserve", "search", "watch", "look", "discuss", "talk", "follow", "inform",
+    "notify", "clarify", "summarize", "summarise", "transcribe", "record", "apply", "pay", "start",
+    "work", "try", "rerun", "retrain", "select", "pick", "choose", "set", "setup", "run", "make", "get",
+    "give", "find", "put", "do", "let", "take", "bring", "keep", "move", "remove", "delete", "correct",
+    "edit", "report", "include", "attach", "link", "note", "list", "research", "study", "assign",
+)
+WORK_VERBS |= {"wrote", "written", "sent", "made", "got", "gave", "given", "found", "put", "did", "done",
+               "took", "taken", "brought", "kept", "ran", "set", "chose", "chosen", "paid", "read"}
+
+# Verbs that name a concrete deliverable: a commitment built on one of these is very likely real.
+STRONG_VERBS = _forms(
+    "send", "email", "e-mail", "mail", "write", "share", "prepare", "draft", "schedule", "review",
+    "register", "propose", "book", "invite", "upload", "submit", "fix", "finish", "contact", "ask",
+    "check", "fill", "enter", "package", "forward", "circulate", "organize", "reorganize", "evaluate",
+    "test", "implement", "update", "regenerate", "rewrite", "annotate", "remind", "read", "watch",
+)
+
+# These need an object that is work to be actions ("do it", "make sure", "get started" are not).
+_WEAK_VERBS = _forms("do", "make", "get", "give", "take", "put", "keep", "let", "start", "work", "try",
+                     "run", "set", "look", "talk", "follow", "find", "call", "meet", "move", "start")
+
+# A clause about the meeting itself, happening right now, is not an action item.
+_IN_MEETING = re.compile(
+    r"\b(screen|hear me|hear you|see me|mute|unmute|microphone|camera|the chat|in the chat|"
+    r"this meeting|the agenda|next point|next item|slide|go back|scroll|zoom in|share my|"
+    r"wait a (second|moment|minute)|a second|a moment|a minute|right now|now$)\b",
+    re.I,
+)
+_DONE = re.compile(r"\b(already|just (sent|did|shared|wrote|e-?mailed|uploaded)|yesterday|last (week|time))\b", re.I)
+_NEGATED = re.compile(r"^\s*(not|n't|never|no longer)\b", re.I)
+_HEDGE = re.compile(r"\b(maybe|perhaps|probably|possibly|might|i think|i guess|i don't know|not sure|if)\b", re.I)
+
+_FILLERS = re.compile(
+    r"<[^>]*>|\b(uh|um|uhm|ehm|eh|er|erm|hm|hmm|mm|mhm|you know|I mean|kind of|sort of)\b[,.]?\s*", re.I
+)
+_SPACE = re.compile(r"\s+")
+_SENTENCE = re.compile(r"[^.?!…]+(?:[.?!…]+|$)")
+_MENTION = re.compile(r"\[(PERSON\d+)\]")
+_APOS = "['’]"
+
+# Words skipped between a trigger and its verb ("I will also probably try to send ...").
+_SKIP = (
+    r"(?:(?:also|just|then|definitely|certainly|surely|probably|maybe|actually|really|quickly|still|"
+    r"first|again|gladly|immediately|soon|later|please|kindly|now|today|tomorrow|simply|both|all|"
+    r"try\s+to|try\s+and|be\s+able\s+to|have\s+to|need\s+to|be\s+happy\s+to|be\s+glad\s+to|like\s+to|"
+    r"uh|um|ehm|eh|so|and|,)[\s,]+)*"
+)
+_VERB = r"(?P<verb>[A-Za-z][A-Za-z-]*)"
+
+Trigger = Literal["self", "self_weak", "we", "we_weak", "let_me", "lets", "request", "please", "you_modal",
+                  "assign", "everyone"]
+
+# Base confidence per trigger: how often such a clause is a real action item in meeting talk.
+_BASE: dict[Trigger, float] = {
+    "self": 0.55, "self_weak": 0.35, "we": 0.3, "we_weak": 0.15, "let_me": 0.35, "lets": 0.2,
+    "request": 0.5, "please": 0.5, "you_modal": 0.35, "assign": 0.5, "everyone": 0.45,
+}
+
+_PATTERNS: list[tuple[Trigger, re.Pattern[str]]] = [
+    ("self", re.compile(
+        rf"\bI\s*(?:will|{_APOS}ll|shall|am going to|{_APOS}m going to|am gonna|{_APOS}m gonna|"
+        rf"will try to|{_APOS}ll try to|am planning to|{_APOS}m planning to|was planning to|plan to|"
+        rf"promise to|{_APOS}m happy to|am happy to|{_APOS}m going to try to)\s+{_SKIP}{_VERB}", re.I)),
+    ("self_weak", re.compile(
+        rf"\bI\s*(?:can|could|should|would|{_APOS}d|need to|have to|must|want to|would like to|{_APOS}d like to|"
+        rf"may)\s+{_SKIP}{_VERB}", re.I)),
+    ("we", re.compile(
+        rf"\bwe\s*(?:will|{_APOS}ll|shall|are going to|{_APOS}re going to|are gonna|{_APOS}re gonna)\s+{_SKIP}{_VERB}",
+        re.I)),
+    ("we_weak", re.compile(rf"\bwe\s*(?:should|need to|have to|must|can|could)\s+{_SKIP}{_VERB}", re.I)),
+    ("let_me", re.compile(rf"\blet me\s+{_SKIP}{_VERB}", re.I)),
+    ("lets", re.compile(rf"\blet{_APOS}?s\s+{_SKIP}{_VERB}", re.I)),
+    ("request", re.compile(
+        rf"(?:\b(?:can|could|would|will)\s+you|\bI\s*(?:would|{_APOS}d) like (?:you|to ask you) to|"
+        rf"\b(?:make sure|don{_APOS}t forget|do not forget|remember) to)\s+{_SKIP}{_VERB}", re.I)),
+    ("please", re.compile(rf"\bplease[\s,]+{_SKIP}{_VERB}", re.I)),
+    ("you_modal", re.compile(
+        rf"\byou\s*(?:should|need to|have to|must|will|{_APOS}ll|are going to|{_APOS}re going to|can|could)\s+"
+        rf"{_SKIP}{_VERB}", re.I)),
+    ("assign", re.compile(
+        rf"(?P<who>\[PERSON\d+\](?:\s*(?:,|and|or)\s*\[PERSON\d+\])*)\s*,?\s*(?:will|{_APOS}ll|should|could|can|"
+        rf"is going to|has to|needs to|must|shall|would|please|is responsible for)\s+{_SKIP}{_VERB}", re.I)),
+    ("everyone", re.compile(
+        rf"(?:\b(?:everyone|everybody|all of you|each of you|all (?:the )?partners|you all|you guys)\s*,?\s*"
+        rf"(?:should|needs to|need to|has to|have to|must|will|please)|\bask (?:all|every)\w* (?:the )?\w+ to|"
+        rf"\bplease,? (?:everyone|everybody),?)\s+{_SKIP}{_VERB}", re.I)),
+]
+
+# "Sure, I can do it", "I would do this", "I'll find it", "will do": taking over the last request.
+_ACCEPT = re.compile(
+    rf"^\W*(?:(?:yes|yeah|yep|sure|ok|okay|alright|of course|no problem|fine|good)\W+)*"
+    rf"(?:(?:I|we)\s*(?:can|could|will|{_APOS}ll|would|{_APOS}d|am going to|{_APOS}m going to|shall)\s+"
+    rf"(?:(?:also|definitely|certainly|gladly|surely|try to|try and)\s+)*(?:do|take|handle|check|find|manage|"
+    rf"prepare|send|look into|look at|write|arrange)\s+(?:it|this|that|them|so|the \w+)?|will do|I can try|"
+    rf"I(?:{_APOS}ll| will) try)\b",
+    re.I,
+)
+_WHO_QUESTION = re.compile(r"\bwho (?:can|could|will|would|is going to|wants to)\b", re.I)
+
+_MONTH = r"(?:january|february|march|april|may|june|july|august|september|october|november|december)"
+_DAY = r"(?:monday|tuesday|wednesday|thursday|friday|saturday|sunday)"
+_DUE = re.compile(
+    rf"\b(?:(?:by|before|until|till|on|at|in|from|after|around|for|within)\s+)?(?:the\s+)?(?:"
+    rf"end of (?:the |this |next )?(?:week|month|day)|(?:this|next|coming) (?:{_DAY}|week|month|weekend|morning|"
+    rf"afternoon|evening)|mid next week|later today|today|tonight|tomorrow(?: morning| afternoon| evening)?|"
+    rf"{_DAY}(?: morning| afternoon)?|\d{{1,2}}(?:st|nd|rd|th)?(?: of)? {_MONTH}|{_MONTH} \d{{1,2}}(?:st|nd|rd|th)?|"
+    rf"as soon as possible|asap|in (?:a|one|two|three|\d+) (?:days?|weeks?|months?)(?: or (?:\d+|two|three))?|"
+    rf"after (?:the )?(?:weekend|lunch|holidays?)|this afternoon|this morning|(?:the )?\d{{1,2}}(?:st|nd|rd|th))\b",
+    re.I,
+)
+
+_TYPE_RULES: list[tuple[ActionType, re.Pattern[str]]] = [
+    ("schedule_meeting", re.compile(
+        r"\b(schedul\w*|meet|meeting|call|doodle|poll|pole|slot|calendar|appointment|invite|invitation|"
+        r"dry[- ]run|session|dates?)\b", re.I)),
+    ("send_email", re.compile(r"\b(e-?mail\w*|mail|write (to|him|her|them|\[)|respond|reply|letter)\b", re.I)),
+    ("share_document", re.compile(
+        r"\b(send|share|upload|forward|circulate|post|distribute|attach)\w*\b.*\b(link|pdf|document|doc|file|"
+        r"slides?|paper|draft|data|script|command|code|overleaf|table|sheet|presentation|report|text|version|"
+        r"minutes|results?|something|it|this|that)\b", re.I)),
+    ("review", re.compile(r"\b(review\w*|read|reading|proofread\w*|check\w*|look (at|into|over)|comment\w*|"
+                          r"watch\w*|go (through|over)|verify\w*)\b", re.I)),
+    ("follow_up", re.compile(
+        r"\b(ask\w*|contact\w*|talk\w* (to|with)|discuss\w*|get (back|in touch)|in touch|follow\w* up|remind\w*|"
+        r"let \S+ know|confirm\w*|find out|tell|inform\w*|clarify\w*|coordinat\w*|connect\w*|write (to|him|her))\b",
+        re.I)),
+    ("create_task", re.compile(r"\b(task|to-?do|ticket|issue tracker|backlog)\b", re.I)),
+]
+
+_OFFERS: dict[ActionType, str] = {
+    "send_email": "I can draft this email for you.",
+    "schedule_meeting": "I can propose times and draft the invitation for you.",
+    "share_document": "I can find the document and draft the message to share it.",
+    "review": "I can summarise it and list the points to check for you.",
+    "follow_up": "I can draft the follow-up message for you.",
+    "create_task": "I can add this to your task list.",
+    "other": "I can add this to your task list and remind you.",
+}
+
+# Prepositions and verbs before a mask that make it an object, not the person spoken to.
+_NOT_VOCATIVE = frozenset(
+    ["to", "with", "from", "about", "ask", "asked", "email", "e-mail", "mail", "write", "contact", "tell", "told", "and", "or", "of", "for", "by", "like", "than", "as", "invite", "remind", "call", "meet", "inform", "cc"]
+)
+_CLAUSE_END = re.compile(r",?\s+\b(because|since|so that|as i said|as you know|which|but|otherwise)\b", re.I)
+
+
+# --- pieces ---------------------------------------------------------------------------------------
+
+
+class Candidate(BaseModel):
+    """One clause that may be an action item, before it is proposed or merged."""
+
+    model_config = ConfigDict(frozen=True)
+
+    utterance_id: int
+    """The utterance that made this a candidate (for an acceptance, the "I can do it")."""
+    excerpt_utterance_id: int
+    """The utterance `excerpt` is a verbatim substring of."""
+    speaker: str
+    trigger: Trigger
+    assignees: tuple[str, ...]
+    description: str
+    excerpt: str
+    action_type: ActionType
+    due: str | None
+    confidence: float
+
+
+class ActionEvent(BaseModel):
+    """One state change of an action, for the audit log and the `action` frame."""
+
+    model_config = ConfigDict(frozen=True)
+
+    action_id: str
+    event: Literal["proposed", "updated", "approved", "rejected"]
+    utterance_id: int | None = None
+    action: ProposedAction
+
+
+@runtime_checkable
+class Extractor(Protocol):
+    """Anything that turns the meeting so far into new or updated action proposals (embedded, LLM-refined)."""
+
+    def observe(self, meeting: MeetingState) -> list[ProposedAction]:
+        """Read `meeting.last` (the newest final utterance); return the actions it proposed or updated."""
+        ...
+
+    def apply_feedback(self, action_id: str, approve: bool) -> ProposedAction:
+        """The principal approved or rejected an action; returns it with its new status."""
+        ...
+
+    @property
+    def actions(self) -> list[ProposedAction]:
+        """Every action proposed so far, in order, with its current state."""
+        ...
+
+
+class UnknownAction(KeyError):
+    """Feedback named an action id this meeting never proposed."""
+
+
+@dataclass
+class ActionBook:
+    """The actions of one meeting and the history of their states."""
+
+    principal: str | None = None
+    _actions: dict[str, ProposedAction] = field(default_factory=dict)
+    events: list[ActionEvent] = field(default_factory=list)
+
+    @property
+    def actions(self) -> list[ProposedAction]:
+        return list(self._actions.values())
+
+    def get(self, action_id: str) -> ProposedAction:
+        try:
+            return self._actions[action_id]
+        except KeyError:
+            raise UnknownAction(action_id) from None
+
+    def next_id(self) -> str:
+        return f"a{len(self._actions) + 1}"
+
+    def put(self, action: ProposedAction, utterance_id: int | None) -> ProposedAction:
+        """Record a new or changed action (sets `for_principal` and `offer`)."""
+        mine = self.principal is not None and self.principal in action.assignees
+        action = action.model_copy(update={"for_principal": mine, "offer": _OFFERS[action.action_type] if mine else None})
+        event: Literal["proposed", "updated"] = "updated" if action.id in self._actions else "proposed"
+        self._actions[action.id] = action
+        self.events.append(ActionEvent(action_id=action.id, event=event, utterance_id=utterance_id, action=action))
+        return action
+
+    def apply_feedback(self, action_id: str, approve: bool) -> ProposedAction:
+        status: ActionStatus = "approved" if approve else "rejected"
+        action = self.get(action_id).model_copy(update={"status": status})
+        self._actions[action_id] = action
+        self.events.append(ActionEvent(action_id=action_id, event=status, action=action))
+        return action
+
+
+def sentences(text: str) -> Iterable[tuple[int, int]]:
+    """Spans of the sentences of `text`, without surrounding spaces."""
+    for m in _SENTENCE.finditer(text):
+        start, end = m.start(), m.end()
+        while start < end and text[start].isspace():
+            start += 1
+        while end > start and text[end - 1].isspace():
+            end -= 1
+        if end > start:
+            yield start, end
+
+
+def find_due(text: str) -> str | None:
+    m = _DUE.search(text)
+    return m.group(0) if m else None
+
+
+def action_type(description: str) -> ActionType:
+    for kind, pattern in _TYPE_RULES:
+        if pattern.search(description):
+            return kind
+    return "other"
+
+
+def _dedupe_words(text: str) -> str:
+    """Drop stutters: "I will, I will write to, to [PERSON7]" -> "I will write to [PERSON7]"."""
+
+    def norm(w: str) -> str:
+        return w.strip(",.-").lower()
+
+    out: list[str] = []
+    for w in text.split():
+        if out and norm(w) and norm(out[-1]) == norm(w):
+            out[-1] = w
+            continue
+        out.append(w)
+        if len(out) >= 4 and [norm(x) for x in out[-2:]] == [norm(x) for x in out[-4:-2]]:
+            out[-4:-2] = out[-2:]
+            del out[-2:]
+    return " ".join(out)
+
+
+def _clip_clause(text: str, max_words: int = 22) -> str:
+    m = _CLAUSE_END.search(text)
+    if m and len(text[: m.start()].split()) >= 3:
+        text = text[: m.start()]
+    words = text.split()
+    if len(words) > max_words:
+        text = " ".join(words[:max_words])
+    return text.strip(" ,;:-–—")
+
+
+def imperative(clause: str, speaker: str, assignees: tuple[str, ...], addressee: str | None) -> str:
+    """A clean imperative sentence from the words after the trigger, names kept as masks."""
+    text = _FILLERS.sub(" ", clause)
+    text = _SPACE.sub(" ", text).strip()
+    text = _dedupe_words(text)
+    text = _clip_clause(text)
+    by_speaker = speaker in assignees
+    if by_speaker and addressee:
+        text = re.sub(r"\byou\b", f"[{addressee}]", text, flags=re.I)
+        text = re.sub(r"\byour\b", f"[{addressee}]'s", text, flags=re.I)
+    if not by_speaker:
+        text = re.sub(r"\b(me|us)\b", f"[{speaker}]", text, flags=re.I)
+        text = re.sub(r"\bmy\b", f"[{speaker}]'s", text, flags=re.I)
+    text = text.rstrip(" ,;:-–—?.!")
+    if not text:
+        return ""
+    return text[0].upper() + text[1:] + "."
+
+
+def _addressee(text: str, sentence_start: int, trigger_start: int, previous: str | None, speaker: str) -> str | None:
+    """Who a request is spoken to: a vocative mask in the sentence (or opening the turn), else `previous`."""
+    for m in _MENTION.finditer(text):
+        label = m.group(1)
+        if label == speaker:
+            continue
+        before = text[: m.start()].split()
+        prev_word = before[-1].strip(",.").lower() if before else ""
+        opens = m.start() == 0 or not text[: m.start()].strip(" ,.-") or prev_word in {"so", "ok", "okay", "and", "yes", "yeah"}
+        near = sentence_start <= m.start() <= trigger_start and prev_word not in _NOT_VOCATIVE
+        after = m.start() > trigger_start and text[m.end(): m.end() + 2].strip().startswith(("?", ","))
+        if (opens and prev_word not in _NOT_VOCATIVE) or near or (after and prev_word not in _NOT_VOCATIVE):
+            return label
+    return previous
+
+
+def _confidence(trigger: Trigger, verb: str, clause: str, sentence: str, due: str | None, named: bool) -> float:
+    c = _BASE[trigger]
+    if verb in STRONG_VERBS:
+        c += 0.15
+    if due:
+        c += 0.1
+    if named:
+        c += 0.1
+    if _HEDGE.search(sentence):
+        c -= 0.1
+    words = content_words(clause)
+    if len(words) < 2:
+        c -= 0.25
+    elif len(words) >= 4:
+        c += 0.05
+    if sentence.rstrip().endswith("?") and trigger in {"self", "self_weak", "we", "we_weak", "lets"}:
+        c -= 0.3  # "should I send you a link?" offers; it does not commit
+    return c
+
+
+# --- the extractor --------------------------------------------------------------------------------
+
+
+@dataclass
+class _Open:
+    action: ProposedAction
+    last_utterance: int
+
+
+@dataclass
+class ActionExtractor:
+    """The embedded, rule-based extractor: microseconds per utterance, no network.
+
+    `principal` is the speaker label of the person the delegate stands in for; actions that fall to
+    them are flagged and come with an offer. `threshold` is the confidence a candidate needs to be
+    proposed; `merge_window` is how many utterances back a restatement is still merged.
+    """
+
+    principal: str | None = None
+    threshold: float = 0.6
+    merge_window: int = 120
+    max_open: int = 24
+    book: ActionBook = field(init=False)
+    _open: deque[_Open] = field(init=False)
+    _requests: deque[Candidate] = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.book = ActionBook(principal=self.principal)
+        self._open = deque(maxlen=self.max_open)
+        self._requests = deque(maxlen=6)
+
+    @property
+    def actions(self) -> list[ProposedAction]:
+        return self.book.actions
+
+    def apply_feedback(self, action_id: str, approve: bool) -> ProposedAction:
+        action = self.book.apply_feedback(action_id, approve)
+        for item in self._open:
+            if item.action.id == action_id:
+                item.action = action
+        return action
+
+    def observe(self, meeting: MeetingState) -> list[ProposedAction]:
+        utterance = meeting.last
+        if utterance is None or not utterance.final:
+            return []
+        previous = self._previous_speaker(meeting, utterance)
+        found = self.candidates(utterance, previous, attendees=meeting.attendees)
+        accepted = self._accepted(utterance)
+        if accepted is not None:
+            found.append(accepted)
+        out: dict[str, ProposedAction] = {}
+        for cand in sorted(found, key=lambda c: -c.confidence):
+            if cand.trigger in {"request", "please", "you_modal", "assign"}:
+                self._requests.append(cand)
+            if cand.confidence < self.threshold:
+                continue
+            action = self._propose_or_merge(cand)
+            if action is not None:
+                out[action.id] = action
+        return list(out.values())
+
+    def observe_all(self, meeting: MeetingState, utterances: Iterable[Utterance]) -> list[ProposedAction]:
+        """Feed a whole transcript (replay); returns the final state of every action."""
+        for u in utterances:
+            meeting.add(u)
+            self.observe(meeting)
+        return self.actions
+
+    # -- candidates --
+
+    @staticmethod
+    def _previous_speaker(meeting: MeetingState, utterance: Utterance) -> str | None:
+        for turn in reversed(meeting.recent):
+            if turn.utterance.id != utterance.id and turn.utterance.speaker != utterance.speaker:
+                return turn.utterance.speaker
+        return None
+
+    def candidates(self, utterance: Utterance, previous: str | None, attendees: list[str] | None = None) -> list[Candidate]:
+        """Every clause of `utterance` that reads as an action item, best first, one per sentence."""
+        text = utterance.text
+        out: list[Candidate] = []
+        for start, end in sentences(text):
+            sentence = text[start:end]
+            best: Candidate | None = None
+            for trigger, pattern in _PATTERNS:
+                for m in pattern.finditer(sentence):
+                    cand = self._candidate(utterance, trigger, m, start, sentence, previous, attendees or [])
+                    if cand is not None and (best is None or cand.confidence > best.confidence):
+                        best = cand
+            if best is not None:
+                out.append(best)
+        return out
+
+    def _candidate(self, utterance: Utterance, trigger: Trigger, m: re.Match[str], offset: int, sentence: str,
+                   previous: str | None, attendees: list[str]) -> Candidate | None:
+        verb = m.group("verb").lower()
+        if verb not in WORK_VERBS:
+            return None
+        clause = sentence[m.start("verb"):]
+        if _NEGATED.match(sentence[m.end("verb"):]) or re.search(r"\b(not|n't|never)\s*$", sentence[: m.start("verb")]):
+            return None
+        if _IN_MEETING.search(clause) or _DONE.search(sentence):
+            return None
+        if verb in _WEAK_VERBS and len(content_words(clause)) < 3:
+            return None
+        if verb in {"let", "lets"} and not re.match(r"let \S+(?: \S+)? know", clause, re.I):
+            return None
+        speaker = utterance.speaker
+        named = False
+        addressee: str | None = None
+        if trigger in {"self", "self_weak", "we", "we_weak", "let_me", "lets"}:
+            assignees: tuple[str, ...] = (speaker,)
+            addressee = _addressee(utterance.text, offset, offset + m.start(), previous, speaker)
+        elif trigger == "assign":
+            assignees = tuple(dict.fromkeys(_MENTION.findall(m.group("who"))))
+            named = True
+        elif trigger == "everyone":
+            assignees = tuple(a for a in attendees) or (speaker,)
+        else:
+            target = _addressee(utterance.text, offset, offset + m.start(), previous, speaker)
+            if target is None:
+                return None
+            named = target != previous or _MENTION.search(sentence) is not None and f"[{target}]" in sentence
+            assignees = (target,)
+            addressee = target
+        description = imperative(clause, speaker, assignees, addressee)
+        if len(content_words(description)) < 2:
+            return None
+        due = find_due(clause)
+        confidence = _confidence(trigger, verb, clause, sentence, due, named)
+        excerpt = sentence.strip()
+        return Candidate(
+            utterance_id=utterance.id, excerpt_utterance_id=utterance.id, speaker=speaker, trigger=trigger, assignees=assignees,
+            description=description, excerpt=excerpt, action_type=action_type(description), due=due,
+            confidence=confidence,
+        )
+
+    def _accepted(self, utterance: Utterance) -> Candidate | None:
+        """A short "Sure, I can do it" right after a request to this speaker (or to anyone) takes it over."""
+        if len(utterance.text.split()) > 25 or not _ACCEPT.search(utterance.text):
+            return None
+        for req in reversed(self._requests):
+            if utterance.id - req.utterance_id > 3:
+                break
+            if req.speaker == utterance.speaker:
+                continue
+            if utterance.speaker in req.assignees or len(req.assignees) != 1 or _WHO_QUESTION.search(req.excerpt):
+                return req.model_copy(update={
+                    "assignees": (utterance.speaker,),
+                    "confidence": max(req.confidence, 0.45) + 0.25,
+                    "trigger": "self",
+                    "utterance_id": utterance.id,
+                })
+        return None
+
+    # -- proposing and merging --
+
+    def _propose_or_merge(self, cand: Candidate) -> ProposedAction | None:
+        same = self._restated(cand)
+        if same is None:
+            ids = {cand.excerpt_utterance_id, cand.utterance_id}
+            action = ProposedAction(
+                id=self.book.next_id(), action_type=cand.action_type, description=cand.description,
+                assignees=list(cand.assignees), due=cand.due, supporting_excerpt=cand.excerpt,
+                utterance_ids=sorted(ids),
+            )
+            action = self.book.put(action, cand.utterance_id)
+            self._open.append(_Open(action, cand.utterance_id))
+            return action
+        old = same.action
+        update: dict[str, object] = {}
+        ids = sorted({*old.utterance_ids, cand.excerpt_utterance_id, cand.utterance_id})
+        if ids != old.utterance_ids:
+            update["utterance_ids"] = ids
+        if cand.due and cand.due != old.due:
+            update["due"] = cand.due
+        assignees = list(dict.fromkeys([*old.assignees, *cand.assignees]))
+        if assignees != old.assignees:
+            update["assignees"] = assignees
+        if len(content_words(cand.description)) > len(content_words(old.description)) + 1:
+            update["description"] = cand.description
+            update["action_type"] = cand.action_type
+        same.last_utterance = cand.utterance_id
+        if not update:
+            return None
+        material = set(update) - {"utterance_ids"}
+        action = old.model_copy(update=update)
+        if not material:
+            # A bare restatement: remember it, but do not bother the principal again.
+            self.book._actions[action.id] = action
+            same.action = action
+            return None
+        action = self.book.put(action, cand.utterance_id)
+        same.action = action
+        return action
+
+    def _restated(self, cand: Candidate) -> _Open | None:
+        from delegate.similarity import similarity
+
+        best: tuple[float, _Open] | None = None
+        for item in self._open:
+            if cand.utterance_id - item.last_utterance > self.merge_window:
+                continue
+            if item.action.status == "rejected":
+                continue
+            if not set(cand.assignees) & set(item.action.assignees):
+                continue
+            score = similarity(cand.description, item.action.description)
+            if score >= 0.62 and (best is None or score > best[0]):
+                best = (score, item)
+        return best[1] if best else None
+
