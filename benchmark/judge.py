@@ -1,15 +1,15 @@
-"""Judges: score a response against expected points (recall) and sources (attribution).
-
-Work in progress: the offline judge lands next; this fixes the interface.
-"""
+"""Judges: score a response against expected points (recall) and its sources (attribution)."""
 
 from __future__ import annotations
 
+import re
 from typing import Literal, Protocol
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from delegate.models import Profile
+from delegate.similarity import similarity
+from delegate.text import clean, content_words
 
 Attribution = Literal["expected", "context", "transcript", "hallucination"]
 
@@ -54,3 +54,78 @@ class Judge(Protocol):
     name: str
 
     async def judge(self, item: JudgeInput) -> Judgement: ...
+
+
+_SENTENCE = re.compile(r"(?<=[.!?])\s+|\s+[—–-]\s+|;\s+")
+
+
+def main_points(response: str, min_words: int = 3) -> list[str]:
+    """Split a response into main points: sentences, with fragments of fewer than `min_words` content words merged."""
+    parts = [p.strip() for p in _SENTENCE.split(clean(response)) if p and p.strip()]
+    points: list[str] = []
+    for part in parts:
+        if points and len(content_words(part)) < min_words:
+            points[-1] = f"{points[-1]} {part}"
+        elif len(content_words(part)) == 0:
+            continue
+        else:
+            points.append(part)
+    if len(points) > 1 and len(content_words(points[0])) < min_words:
+        points[1] = f"{points[0]} {points[1]}"
+        points = points[1:]
+    return points
+
+
+class OfflineJudge:
+    """Recall and attribution without a network, by `delegate.similarity.similarity` with thresholds.
+
+    - An expected point is *covered* when some main point of the response (a sentence, or two adjacent
+      sentences together) has similarity >= `threshold` with it.
+    - Each main point is attributed, in this order: `expected` (similarity >= `threshold` with an expected
+      point), `transcript` (similarity >= `repeat_threshold` with an utterance of the snapshot: it repeats
+      what was said), `context` (similarity >= `threshold` with an intent or a background item of the
+      profile), otherwise `hallucination`.
+    The thresholds were set so that the principal's real words (engine `oracle`) are covered and another
+    case's real words of the same meeting (engine `shuffled`) are not; see the README for the figures.
+    """
+
+    name = "offline"
+
+    def __init__(self, threshold: float = 0.5, repeat_threshold: float = 0.75) -> None:
+        self.threshold = threshold
+        self.repeat_threshold = repeat_threshold
+
+    def judge_now(self, item: JudgeInput) -> Judgement:
+        points = main_points(item.response)
+        spans = points + [f"{a} {b}" for a, b in zip(points, points[1:], strict=False)]
+        covered = [
+            k for k, exp in enumerate(item.expected_points)
+            if spans and max(similarity(exp, s) for s in spans) >= self.threshold
+        ]
+        sources = [*item.profile.intents, *(f"{b.context} {b.information}" for b in item.profile.background)]
+        judged: list[PointJudgement] = []
+        for point in points:
+            best_k, best = _best(point, item.expected_points)
+            if best >= self.threshold:
+                judged.append(PointJudgement(point=point, attribution="expected", expected_index=best_k, score=best))
+                continue
+            _, rep = _best(point, item.snapshot[-60:])
+            if rep >= self.repeat_threshold:
+                judged.append(PointJudgement(point=point, attribution="transcript", score=rep))
+                continue
+            _, ctx = _best(point, sources)
+            attribution: Attribution = "context" if ctx >= self.threshold else "hallucination"
+            judged.append(PointJudgement(point=point, attribution=attribution, score=ctx))
+        return Judgement(covered=covered, points=judged, n_expected=len(item.expected_points))
+
+    async def judge(self, item: JudgeInput) -> Judgement:
+        return self.judge_now(item)
+
+
+def _best(text: str, candidates: list[str]) -> tuple[int, float]:
+    best_k, best = -1, 0.0
+    for k, c in enumerate(candidates):
+        s = similarity(text, c)
+        if s > best:
+            best_k, best = k, s
+    return best_k, best

@@ -49,6 +49,10 @@ class MeetingState:
     """Index (into `utterances`) of each speaker's last substantive turn."""
     replies: Counter[tuple[str, str]] = field(default_factory=Counter)
     """(a, b): how often b took the floor right after a: who talks with whom."""
+    said: dict[str, list[int]] = field(default_factory=dict)
+    """Indices of each speaker's substantive turns: what they already said."""
+    spoken_items: dict[str, set[int]] = field(default_factory=dict)
+    """Background items the delegate already spoke for each principal (by speaker label)."""
 
     def __post_init__(self) -> None:
         self.recent = deque(maxlen=self.recent_window)
@@ -67,6 +71,7 @@ class MeetingState:
         self.recent.append(Turn(utterance, index))
         self.turns_by_speaker[utterance.speaker] += 1
         self.last_turn_index[utterance.speaker] = index
+        self.said.setdefault(utterance.speaker, []).append(index)
 
     def extend(self, utterances: list[Utterance]) -> None:
         for u in utterances:
@@ -101,6 +106,16 @@ class MeetingState:
         """How many utterances ago `speaker` last took a substantive turn (None: never)."""
         i = self.last_turn_index.get(speaker)
         return None if i is None else len(self.utterances) - 1 - i
+
+    def said_by(self, speaker: str, last: int | None = None) -> list[Utterance]:
+        """The substantive turns of `speaker` (the most recent `last` of them if given)."""
+        idx = self.said.get(speaker, [])
+        if last is not None:
+            idx = idx[-last:]
+        return [self.utterances[i] for i in idx]
+
+    def note_spoken(self, speaker: str, items: list[int]) -> None:
+        self.spoken_items.setdefault(speaker, set()).update(items)
 
     def display_name(self, label: str) -> str:
         return self.names.get(label, label)

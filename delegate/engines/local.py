@@ -1,11 +1,18 @@
-"""The embedded default engine: no network, no model download. (Work in progress: cues land next.)"""
+"""The embedded default engine: cues from names and turn-taking, words from the principal's own background.
+
+No network, no model download (WordLlama's static embeddings ship inside its wheel). Sub-millisecond.
+"""
 
 from __future__ import annotations
 
 import time
 
+from delegate.compose import compose
+from delegate.cues import _query, detect
 from delegate.meeting import MeetingState
 from delegate.models import Decision, Profile, Scenario
+
+HOLDING_LINE = "I don't have that at hand right now — I'll check and follow up after the meeting."
 
 
 class LocalEngine:
@@ -14,17 +21,38 @@ class LocalEngine:
     def decide_now(self, meeting: MeetingState, principal: Profile) -> Decision:
         t0 = time.perf_counter()
         last = meeting.last
-        assert last is not None
-        first = principal.name.split()[0].lower()
-        named = first in last.text.lower() and last.speaker != principal.speaker_label
+        if last is None:
+            raise ValueError("decide() needs at least one utterance in the meeting")
+        cue = detect(meeting, principal)
+        speak = ""
+        reason = cue.reason
+        used_bg: list[int] = []
+        used_int: list[int] = []
+        confidence = cue.confidence
+        if cue.scenario is not Scenario.none:
+            words = compose(meeting, principal, cue, _query(meeting))
+            if words.text:
+                speak, used_bg, used_int = words.text, words.used_background, words.used_intents
+                source = f"background item {used_bg[0]}" if used_bg else f"intent {used_int[0]}"
+                reason = f"{cue.reason}; answers from {source}"
+            elif cue.scenario is Scenario.explicit_cue:
+                speak = HOLDING_LINE
+                reason = f"{cue.reason}; nothing in the profile answers it, so a holding line"
+            else:
+                reason = f"{cue.reason}, but nothing in the profile is worth saying"
+                confidence = 0.5
+        if used_bg:
+            meeting.note_spoken(principal.speaker_label, used_bg)
         return Decision(
             utterance_id=last.id,
-            scenario=Scenario.explicit_cue if named else Scenario.none,
-            speak="Yes, I'm here." if named else "",
-            reason="addressed by name" if named else "not addressed",
-            confidence=0.5,
+            scenario=cue.scenario,
+            speak=speak,
+            reason=reason,
+            confidence=round(confidence, 3),
             engine=self.name,
             latency_ms=(time.perf_counter() - t0) * 1000,
+            used_background=used_bg,
+            used_intents=used_int,
         )
 
     async def decide(self, meeting: MeetingState, principal: Profile) -> Decision:

@@ -1,0 +1,185 @@
+"""`python -m benchmark.replay`: replay meeting snapshots through an engine and score it (the main job)."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from enum import StrEnum
+from pathlib import Path
+
+import typer
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.table import Table
+
+from benchmark import metrics, report
+from benchmark.data import FIXTURES, BenchDataError, BenchMeeting, Case, load
+from benchmark.judge import Judge, OfflineJudge
+from benchmark.runner import CaseResult, StreamResult, run_case, run_stream
+from benchmark.variants import derive as derive_variants
+from delegate.engines import ENGINE_NAMES, build_engine
+from delegate.engines.base import Engine
+
+console = Console()
+VARIANTS = ("matched", "mismatched", "noisy_name")
+
+
+class Mode(StrEnum):
+    snapshot = "snapshot"
+    stream = "stream"
+    both = "both"
+
+
+def select_cases(meetings: list[BenchMeeting], variants: set[str], derive: bool | None, seed: int, limit: int | None) -> dict[str, list[Case]]:
+    out: dict[str, list[Case]] = {}
+    for m in meetings:
+        only_matched = all(c.variant == "matched" for c in m.cases)
+        cases = derive_variants(m, seed) if (derive if derive is not None else only_matched) else list(m.cases)
+        out[m.meeting_id] = [c for c in cases if c.variant in variants]
+    if limit is not None:
+        kept = 0
+        for mid in out:
+            out[mid] = out[mid][: max(0, limit - kept)]
+            kept += len(out[mid])
+    return out
+
+
+def make_engine(name: str, meetings: list[BenchMeeting], cases: dict[str, list[Case]], seed: int) -> Engine:
+    if name == "oracle":
+        from benchmark.calibration import OracleEngine
+
+        return OracleEngine(meetings, cases)
+    if name == "shuffled":
+        from benchmark.calibration import ShuffledEngine
+
+        return ShuffledEngine(meetings, cases, seed)
+    return build_engine(name)
+
+
+def make_judge(name: str) -> Judge:
+    if name == "offline":
+        return OfflineJudge()
+    if name == "llm":
+        from benchmark.llm_judge import LLMJudge  # type: ignore[import-not-found]
+
+        return LLMJudge()
+    raise BenchDataError(f"unknown judge {name!r}; choose offline or llm")
+
+
+def _progress() -> Progress:
+    return Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(), console=console, transient=True)
+
+
+async def replay_snapshots(meetings: list[BenchMeeting], cases: dict[str, list[Case]], engine: Engine, judge: Judge) -> list[CaseResult]:
+    results: list[CaseResult] = []
+    total = sum(len(v) for v in cases.values())
+    with _progress() as bar:
+        task = bar.add_task("snapshots", total=total)
+        for m in meetings:
+            for c in cases[m.meeting_id]:
+                results.append(await run_case(m, c, engine, judge))
+                bar.advance(task)
+    return results
+
+
+async def replay_stream(meetings: list[BenchMeeting], engine: Engine) -> list[StreamResult]:
+    out: list[StreamResult] = []
+    total = sum(len(m.utterances) * len(m.profiles) for m in meetings)
+    with _progress() as bar:
+        task = bar.add_task("stream", total=total)
+        for m in meetings:
+            for p in sorted(m.profiles):
+                out.append(await run_stream(m, p, engine, lambda: bar.advance(task)))
+    return out
+
+
+def summary_table(rep: dict) -> Table:
+    t = Table(title=f"engine {rep['engine']} · judge {rep['judge']}")
+    t.add_column("figure")
+    t.add_column("value", justify="right")
+    pct = lambda x: f"{100 * x:.1f}%"  # noqa: E731
+    rows = [
+        ("cases (matched / silence / noisy)", f"{rep['cases']['matched']} / {rep['cases']['mismatched']} / {rep['cases']['noisy_name']}"),
+        ("response rate", pct(rep["response_rate"]["all"])),
+        ("  explicit / implicit / chime-in", " / ".join(pct(rep["response_rate"][s]) for s in metrics.SPEAK_SCENARIOS)),
+        ("silence rate", pct(rep["silence_rate"]["all"])),
+        ("  swapped (mismatched) / engaged", f"{pct(rep['silence_rate_split']['swapped'])} / {pct(rep['silence_rate_split']['engaged'])}"),
+        ("noisy-name response rate", pct(rep["noisy_name_response_rate"])),
+        ("loose recall responded / e2e", f"{pct(rep['loose_recall']['responded'])} / {pct(rep['loose_recall']['end_to_end'])}"),
+        ("strict recall responded / e2e", f"{pct(rep['strict_recall']['responded'])} / {pct(rep['strict_recall']['end_to_end'])}"),
+        ("attribution exp/ctx/trn/hal", " / ".join(pct(rep["attribution"][a]) for a in metrics.ATTRIBUTIONS)),
+        ("response words (mean)", f"{rep['response_words']['mean']:.1f}"),
+        ("meeting correctness", pct(rep["meeting_correctness"])),
+        ("latency p50 / p99 (ms)", f"{rep['latency_ms']['p50']:.3f} / {rep['latency_ms']['p99']:.3f}"),
+        ("cases per second", f"{rep['cases_per_second']:.0f}"),
+    ]
+    if "stream" in rep:
+        st = rep["stream"]
+        rows += [
+            ("stream: speak precision / recall", f"{pct(st['speak_precision'])} / {pct(st['speak_recall'])}"),
+            ("stream: speaks per hour (real floor turns)", f"{st['speaks_per_hour']:.1f} ({st['floor_turns_per_hour']:.1f})"),
+            ("stream: latency p99 (ms)", f"{st['latency_ms']['p99']:.3f}"),
+        ]
+    for k, v in rows:
+        t.add_row(k, v)
+    return t
+
+
+def main(
+    data: Path = typer.Option(FIXTURES, help="A delegate-bench/1 file or a folder of them."),
+    engine: str = typer.Option("local", help=f"Engine: {', '.join(ENGINE_NAMES)}, or oracle / shuffled (judge calibration)."),
+    judge: str = typer.Option("offline", help="Judge: offline (no network) or llm."),
+    variants: str = typer.Option(",".join(VARIANTS), help="Comma-separated variants to replay."),
+    derive: bool = typer.Option(None, "--derive/--no-derive", help="Derive mismatched / noisy-name / engaged cases (default: when files hold only matched cases)."),
+    mode: Mode = typer.Option(Mode.both, help="snapshot: one decision per case; stream: whole meetings; both."),
+    out: Path = typer.Option(Path("reports/replay"), help="Folder for report.json, report.md, cases.jsonl and plots."),
+    limit: int = typer.Option(None, help="Replay at most this many cases."),
+    seed: int = typer.Option(0, help="Seed for derived variants."),
+) -> None:
+    """Replay benchmark meetings through an engine and print the paper's figures."""
+    try:
+        wanted = {v.strip() for v in variants.split(",") if v.strip()}
+        unknown = wanted - set(VARIANTS)
+        if unknown:
+            raise BenchDataError(f"--variants: unknown {sorted(unknown)}; choose from {', '.join(VARIANTS)}")
+        meetings = load(data)
+        cases = select_cases(meetings, wanted, derive, seed, limit)
+        eng = make_engine(engine, meetings, cases, seed)
+        jud = make_judge(judge)
+    except (BenchDataError, ValueError) as e:
+        console.print(f"[red]error:[/red] {e}")
+        raise typer.Exit(2) from e
+
+    rep: dict = {}
+    results: list[CaseResult] = []
+    if mode in (Mode.snapshot, Mode.both):
+        t0 = time.perf_counter()
+        results = asyncio.run(replay_snapshots(meetings, cases, eng, jud))
+        rep = metrics.snapshot_figures(results, eng.name, jud.name, time.perf_counter() - t0)
+    if mode in (Mode.stream, Mode.both) and engine not in ("oracle", "shuffled"):
+        stream = metrics.stream_figures(asyncio.run(replay_stream(meetings, eng)), eng.name)
+        if mode is Mode.stream:
+            rep = stream
+        else:
+            rep["stream"] = stream
+    for counter in ("llm_calls_per_100_utterances", "llm_fallbacks"):
+        value = getattr(eng, counter, None)
+        if value is not None:
+            rep[counter] = value() if callable(value) else value
+
+    if mode is Mode.stream:
+        out.mkdir(parents=True, exist_ok=True)
+        (out / "report.json").write_text(__import__("json").dumps(rep, indent=2), encoding="utf-8")
+        console.print(rep)
+    else:
+        files = report.write(rep, results, out)
+        console.print(summary_table(rep))
+        console.print(f"wrote {', '.join(str(f) for f in files)}")
+
+
+def cli() -> None:
+    typer.run(main)
+
+
+if __name__ == "__main__":
+    cli()

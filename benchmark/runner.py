@@ -1,0 +1,139 @@
+"""Replay cases through an engine and a judge: snapshot mode (one decision per case) and stream mode."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from benchmark.data import BenchMeeting, Case
+from benchmark.judge import Judge, JudgeInput, Judgement
+from delegate.engines.base import Engine
+from delegate.meeting import MeetingState, is_backchannel
+from delegate.models import Decision
+from delegate.text import word_count
+
+
+class CaseResult(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    id: str
+    meeting_id: str
+    variant: str
+    scenario: str
+    principal: str
+    spoke: bool
+    response: str
+    reason: str
+    expected_points: list[str] = Field(default_factory=list)
+    matched_points: list[str] = Field(default_factory=list)
+    strict: float = 0.0
+    attribution: list[dict[str, str | float | int | None]] = Field(default_factory=list)
+    latency_ms: float
+    words: int = 0
+    used_background: list[int] = Field(default_factory=list)
+
+    @property
+    def correct(self) -> bool:
+        return self.spoke == (self.variant != "mismatched")
+
+
+def state_for(meeting: BenchMeeting, case: Case) -> MeetingState:
+    names = case.names if case.names is not None else meeting.names
+    state = MeetingState(meeting.meeting_id, attendees=list(meeting.attendees), names=dict(names))
+    state.extend(meeting.snapshot(case))
+    return state
+
+
+async def _decide(engine: Engine, state: MeetingState, profile) -> tuple[Decision, float]:  # type: ignore[no-untyped-def]
+    t0 = time.perf_counter()
+    decision = await engine.decide(state, profile)
+    return decision, (time.perf_counter() - t0) * 1000
+
+
+async def run_case(meeting: BenchMeeting, case: Case, engine: Engine, judge: Judge) -> CaseResult:
+    state = state_for(meeting, case)
+    names = case.names if case.names is not None else None
+    profile = meeting.profile(case.principal, names)
+    decision, latency = await _decide(engine, state, profile)
+    judgement: Judgement | None = None
+    if decision.spoke and case.expects_speech:
+        snapshot = [f"{state.display_name(u.speaker)}: {u.text}" for u in state.utterances]
+        judgement = await judge.judge(
+            JudgeInput(response=decision.speak, expected_points=case.expected_points, profile=profile, snapshot=snapshot)
+        )
+    return CaseResult(
+        id=case.id,
+        meeting_id=meeting.meeting_id,
+        variant=case.variant,
+        scenario=case.scenario.value,
+        principal=case.principal,
+        spoke=decision.spoke,
+        response=decision.speak,
+        reason=decision.reason,
+        expected_points=case.expected_points,
+        matched_points=[case.expected_points[k] for k in judgement.covered] if judgement else [],
+        strict=judgement.strict if judgement else 0.0,
+        attribution=[p.model_dump() for p in judgement.points] if judgement else [],
+        latency_ms=latency,
+        words=word_count(decision.speak) if decision.spoke else 0,
+        used_background=decision.used_background,
+    )
+
+
+class StreamResult(BaseModel):
+    meeting_id: str
+    principal: str
+    utterances: int
+    duration_s: float
+    speaks: list[int]
+    """Utterance ids after which the delegate spoke."""
+    floor_taken: list[int]
+    """Utterance ids after which the principal really took the floor next."""
+    latencies_ms: list[float]
+
+
+def floor_turns(meeting: BenchMeeting, principal: str) -> list[int]:
+    """Utterance ids i whose next substantive turn is the principal's (and i itself is someone else's)."""
+    out = []
+    utts = meeting.utterances
+    nxt: str | None = None
+    for i in range(len(utts) - 1, -1, -1):
+        if nxt == principal and utts[i].speaker != principal:
+            out.append(utts[i].id)
+        if not is_backchannel(utts[i].text):
+            nxt = utts[i].speaker
+    return sorted(out)
+
+
+def meeting_duration_s(meeting: BenchMeeting) -> float:
+    ends = [u.end for u in meeting.utterances if u.end is not None]
+    if ends:
+        return max(ends) - min(u.start or 0.0 for u in meeting.utterances)
+    # Without timestamps: 150 words a minute of speech.
+    return sum(word_count(u.text) for u in meeting.utterances) / 150 * 60
+
+
+async def run_stream(meeting: BenchMeeting, principal: str, engine: Engine, progress: Callable[[], None] | None = None) -> StreamResult:
+    state = MeetingState(meeting.meeting_id, attendees=list(meeting.attendees), names=dict(meeting.names))
+    profile = meeting.profile(principal)
+    speaks: list[int] = []
+    latencies: list[float] = []
+    for u in meeting.utterances:
+        state.add(u)
+        decision, latency = await _decide(engine, state, profile)
+        latencies.append(latency)
+        if decision.spoke:
+            speaks.append(u.id)
+        if progress:
+            progress()
+    return StreamResult(
+        meeting_id=meeting.meeting_id,
+        principal=principal,
+        utterances=len(meeting.utterances),
+        duration_s=meeting_duration_s(meeting),
+        speaks=speaks,
+        floor_taken=floor_turns(meeting, principal),
+        latencies_ms=latencies,
+    )

@@ -1,0 +1,52 @@
+"""How much the talk touches each of the principal's background items and intents."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from delegate.models import Profile
+from delegate.similarity import embedding, overlap
+from delegate.text import content_words
+
+
+@dataclass(frozen=True, slots=True)
+class Match:
+    kind: str
+    """`background` or `intent`."""
+    index: int
+    score: float
+
+
+def _score(query: str, target: str) -> float:
+    if not content_words(query) or not content_words(target):
+        return 0.0
+    cos = float(np.dot(embedding(query), embedding(target)))
+    return 0.6 * max(0.0, cos) + 0.4 * overlap(query, target)
+
+
+def rank_background(query: str, profile: Profile, shareable_only: bool = True) -> list[Match]:
+    """Background items by how well they answer `query`, best first.
+
+    An item is scored on its `context` (when it applies) and its `information` (what it says); the
+    better of the two counts, with the context weighted up since it is written as the cue for the item.
+    """
+    out = []
+    for k, item in enumerate(profile.background):
+        if shareable_only and not item.shareable:
+            continue
+        score = max(1.1 * _score(query, item.context), _score(query, item.information))
+        out.append(Match("background", k, min(score, 1.0)))
+    return sorted(out, key=lambda m: m.score, reverse=True)
+
+
+def rank_intents(query: str, profile: Profile) -> list[Match]:
+    out = [Match("intent", k, _score(query, intent)) for k, intent in enumerate(profile.intents)]
+    return sorted(out, key=lambda m: m.score, reverse=True)
+
+
+def topical(query: str, profile: Profile) -> float:
+    """The best match of `query` over the principal's shareable items and intents."""
+    best = rank_background(query, profile)[:1] + rank_intents(query, profile)[:1]
+    return max((m.score for m in best), default=0.0)
