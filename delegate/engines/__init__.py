@@ -5,7 +5,7 @@ from __future__ import annotations
 from delegate.config import Settings
 from delegate.engines.base import Engine
 
-ENGINE_NAMES = ("local",)
+ENGINE_NAMES = ("local", "llm", "hybrid")
 
 
 def build_engine(name: str, settings: Settings | None = None) -> Engine:
@@ -15,4 +15,16 @@ def build_engine(name: str, settings: Settings | None = None) -> Engine:
         from delegate.engines.local import LocalEngine
 
         return LocalEngine()
+    if name == "llm":
+        from delegate.engines.llm import LLMEngine
+        from delegate.engines.local import LocalEngine
+
+        return LLMEngine(settings, fallback=LocalEngine())
+    if name == "hybrid":
+        from delegate.engines.hybrid import HybridEngine
+        from delegate.engines.llm import LLMEngine
+        from delegate.engines.local import LocalEngine
+
+        local = LocalEngine()
+        return HybridEngine(local, LLMEngine(settings, fallback=local))
     raise ValueError(f"unknown engine {name!r}; choose one of {', '.join(ENGINE_NAMES)}")

@@ -122,12 +122,13 @@ async def chat_json(
 
     Raises LLMFailure naming the last problem. `on_request["requests"]` counts HTTP requests made.
     """
+    attempts = max(attempts, 1)
     loop = asyncio.get_running_loop()
     deadline = loop.time() + budget_s
     last: Exception = TimeoutError()
     try:
         async with asyncio.timeout(budget_s):
-            for attempt in range(max(attempts, 1)):
+            for attempt in range(attempts):
                 if on_request is not None:
                     on_request["requests"] += 1
                 try:
@@ -145,7 +146,7 @@ async def chat_json(
                     log.debug(
                         "llm_attempt_failed", attempt=attempt, error=type(e).__name__, detail=str(e)[:200]
                     )
-                    if not _retryable(e):
+                    if not _retryable(e) or attempt + 1 >= attempts:
                         break
                     # A refused connection fails at once; a short pause keeps retries from hammering it.
                     await asyncio.sleep(min(0.05 * 2**attempt, max(deadline - loop.time(), 0)))

@@ -1,0 +1,75 @@
+"""The hybrid engine: the embedded engine gates every utterance; the LLM decides and drafts only where it sees a chance.
+
+Most utterances are plainly not the principal's turn, and the embedded engine says so in microseconds.
+Only candidates — it would speak, it sees a cue, or it is unsure of its silence — cost an LLM call.
+"""
+
+from __future__ import annotations
+
+import time
+
+from delegate.engines.base import Engine
+from delegate.engines.llm import LLMEngine
+from delegate.meeting import MeetingState
+from delegate.models import Decision, Profile, Scenario
+
+UNSURE_BELOW = 0.6
+"""A silent embedded decision with less confidence than this is worth a second opinion."""
+
+
+def is_candidate(decision: Decision, unsure_below: float = UNSURE_BELOW) -> bool:
+    """Whether the embedded engine's decision leaves a chance that the principal should speak."""
+    return decision.spoke or decision.scenario is not Scenario.none or decision.confidence < unsure_below
+
+
+def _hint(decision: Decision) -> str:
+    verdict = "speak" if decision.spoke else "stay silent"
+    return f"{decision.scenario.value.replace('_', ' ')}, {verdict} ({decision.reason})"
+
+
+class HybridEngine:
+    """`gate` decides first; `llm` is consulted on candidates only, with the gate's decision as its fallback.
+
+    Counters for reports: `decisions`, and the LLM's `calls`, `requests`, `fallbacks`.
+    """
+
+    name = "hybrid"
+
+    def __init__(self, gate: Engine, llm: LLMEngine, unsure_below: float = UNSURE_BELOW) -> None:
+        self.gate = gate
+        self.llm = llm
+        self.unsure_below = unsure_below
+        self.decisions = 0
+
+    @property
+    def calls(self) -> int:
+        return self.llm.calls
+
+    @property
+    def requests(self) -> int:
+        return self.llm.requests
+
+    @property
+    def fallbacks(self) -> int:
+        return self.llm.fallbacks
+
+    def stats(self) -> dict[str, float | int | dict[str, int]]:
+        return self.llm.stats() | {
+            "decisions": self.decisions,
+            "llm_calls_per_100_utterances": round(100 * self.calls / self.decisions, 2)
+            if self.decisions
+            else 0.0,
+        }
+
+    async def aclose(self) -> None:
+        await self.llm.aclose()
+
+    async def decide(self, meeting: MeetingState, principal: Profile) -> Decision:
+        started = time.perf_counter()
+        self.decisions += 1
+        gated = await self.gate.decide(meeting, principal)
+        if not is_candidate(gated, self.unsure_below):
+            return gated.model_copy(update={"engine": self.name})
+        return await self.llm.consult(
+            meeting, principal, gated, hint=_hint(gated), engine=self.name, started=started
+        )
