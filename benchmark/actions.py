@@ -310,8 +310,9 @@ def main(
     scores = Scores.of(counts)
 
     table = Table(title=f"Action items: {data} against {gold}")
-    for col in ("meeting", "gold", "proposed", "matched", "P", "R", "F1", "assignees", "grounding", "per hour"):
-        table.add_column(col, justify="left" if col == "meeting" else "right")
+    table.add_column("meeting", no_wrap=True)
+    for col in ("gold", "prop.", "match", "P", "R", "F1", "assig.", "ground.", "/hour"):
+        table.add_column(col, justify="right", no_wrap=True)
     for r in [*results, None]:
         c = r.counts if r is not None else counts
         s = Scores.of(c)

@@ -66,7 +66,7 @@ WORK_VERBS = _forms(
     "investigate", "merge", "document", "coordinate", "confirm", "verify", "forward", "post", "connect",
     "meet", "call", "decide", "fill", "enter", "distribute", "circulate", "arrange", "plan", "handle",
     "package", "restart", "train", "build", "design", "extend", "improve", "respond", "reply", "comment",
-    "sign", "print", "order", "reserve", "search", "watch", "look", "discuss", "talk", "follow", "inform",
+    "sign", "print", "order", "reserve", "watch", "look", "discuss", "talk", "follow", "inform",
     "notify", "clarify", "summarize", "summarise", "transcribe", "record", "apply", "pay", "start",
     "work", "try", "rerun", "retrain", "select", "pick", "choose", "set", "setup", "run", "make", "get",
     "give", "find", "put", "do", "let", "take", "bring", "keep", "move", "remove", "delete", "correct",
@@ -94,9 +94,13 @@ _IN_MEETING = re.compile(
     r"wait a (second|moment|minute)|a second|a moment|a minute|right now|now$)\b",
     re.I,
 )
+_INTERRUPTION = re.compile(r"\b(just a (second|moment|minute)|one (second|moment|minute)|screen)\b", re.I)
+_UNOWNED = re.compile(r"\b(someone|somebody|anyone|anybody)\b", re.I)
+_GENERIC_YOU = re.compile(r"\b(usual(ly)?|typical(ly)?|normal(ly)?|general(ly)?|in principle|the reason)\b", re.I)
+_CONDITION = re.compile(r"\b(if|whether|unless)\b", re.I)
 _DONE = re.compile(r"\b(already|just (sent|did|shared|wrote|e-?mailed|uploaded)|yesterday|last (week|time))\b", re.I)
 _NEGATED = re.compile(r"^\s*(not|n't|never|no longer)\b", re.I)
-_HEDGE = re.compile(r"\b(maybe|perhaps|probably|possibly|might|i think|i guess|i don't know|not sure|if)\b", re.I)
+_HEDGE = re.compile(r"\b(maybe|perhaps|probably|possibly|might|i think|i guess|i don't know|not sure)\b", re.I)
 
 _FILLERS = re.compile(
     r"<[^>]*>|\b(uh|um|uhm|ehm|eh|er|erm|hm|hmm|mm|mhm|you know|I mean|kind of|sort of)\b[,.]?\s*", re.I
@@ -116,19 +120,19 @@ _SKIP = (
 _VERB = r"(?P<verb>[A-Za-z][A-Za-z-]*)"
 
 Trigger = Literal["self", "self_weak", "we", "we_weak", "let_me", "lets", "request", "please", "you_modal",
-                  "assign", "everyone"]
+                  "assign", "everyone", "nominate"]
 
 # Base confidence per trigger: how often such a clause is a real action item in meeting talk.
 _BASE: dict[Trigger, float] = {
     "self": 0.55, "self_weak": 0.35, "we": 0.3, "we_weak": 0.15, "let_me": 0.35, "lets": 0.2,
-    "request": 0.5, "please": 0.5, "you_modal": 0.35, "assign": 0.5, "everyone": 0.45,
+    "request": 0.5, "please": 0.5, "you_modal": 0.3, "assign": 0.5, "everyone": 0.45, "nominate": 0.25,
 }
 
 _PATTERNS: list[tuple[Trigger, re.Pattern[str]]] = [
     ("self", re.compile(
         rf"\bI\s*(?:will|{_APOS}ll|shall|am going to|{_APOS}m going to|am gonna|{_APOS}m gonna|"
         rf"will try to|{_APOS}ll try to|am planning to|{_APOS}m planning to|was planning to|plan to|"
-        rf"promise to|{_APOS}m happy to|am happy to|{_APOS}m going to try to)\s+{_SKIP}{_VERB}", re.I)),
+        rf"promise to|{_APOS}m happy to|am happy to|{_APOS}m going to try to|expect to|hope to|intend to|aim to)\s+{_SKIP}{_VERB}", re.I)),
     ("self_weak", re.compile(
         rf"\bI\s*(?:can|could|should|would|{_APOS}d|need to|have to|must|want to|would like to|{_APOS}d like to|"
         rf"may)\s+{_SKIP}{_VERB}", re.I)),
@@ -148,6 +152,9 @@ _PATTERNS: list[tuple[Trigger, re.Pattern[str]]] = [
     ("assign", re.compile(
         rf"(?P<who>\[PERSON\d+\](?:\s*(?:,|and|or)\s*\[PERSON\d+\])*)\s*,?\s*(?:will|{_APOS}ll|should|could|can|"
         rf"is going to|has to|needs to|must|shall|would|please|is responsible for)\s+{_SKIP}{_VERB}", re.I)),
+    ("nominate", re.compile(
+        rf"(?P<who>\[PERSON\d+\])(?:\s*(?:,|uh|um|ehm|eh)\b)*\s*,?\s*(?:to|for|who could|who can|who will)\s+"
+        rf"{_SKIP}{_VERB}", re.I)),
     ("everyone", re.compile(
         rf"(?:\b(?:everyone|everybody|all of you|each of you|all (?:the )?partners|you all|you guys)\s*,?\s*"
         rf"(?:should|needs to|need to|has to|have to|must|will|please)|\bask (?:all|every)\w* (?:the )?\w+ to|"
@@ -156,11 +163,11 @@ _PATTERNS: list[tuple[Trigger, re.Pattern[str]]] = [
 
 # "Sure, I can do it", "I would do this", "I'll find it", "will do": taking over the last request.
 _ACCEPT = re.compile(
-    rf"^\W*(?:(?:yes|yeah|yep|sure|ok|okay|alright|of course|no problem|fine|good)\W+)*"
+    rf"^\W*(?:(?:yes|yeah|yep|sure|ok|okay|alright|of course|no problem|fine|good|so|then|well)\W+)*"
     rf"(?:(?:I|we)\s*(?:can|could|will|{_APOS}ll|would|{_APOS}d|am going to|{_APOS}m going to|shall)\s+"
     rf"(?:(?:also|definitely|certainly|gladly|surely|try to|try and)\s+)*(?:do|take|handle|check|find|manage|"
     rf"prepare|send|look into|look at|write|arrange)\s+(?:it|this|that|them|so|the \w+)?|will do|I can try|"
-    rf"I(?:{_APOS}ll| will) try)\b",
+    rf"I(?:{_APOS}ll| will) try|(?:I|we) (?:will|can|shall)(?=\s*[.!]?\s*$))\b",
     re.I,
 )
 _WHO_QUESTION = re.compile(r"\bwho (?:can|could|will|would|is going to|wants to)\b", re.I)
@@ -209,7 +216,11 @@ _OFFERS: dict[ActionType, str] = {
 _NOT_VOCATIVE = frozenset(
     ["to", "with", "from", "about", "ask", "asked", "email", "e-mail", "mail", "write", "contact", "tell", "told", "and", "or", "of", "for", "by", "like", "than", "as", "invite", "remind", "call", "meet", "inform", "cc"]
 )
-_CLAUSE_END = re.compile(r",?\s+\b(because|since|so that|as i said|as you know|which|but|otherwise)\b", re.I)
+_CLAUSE_END = re.compile(
+    r",?\s+\b(because|since|so that|as i said|as you know|which|but|otherwise|don't worry|and yeah|"
+    r"and (?:I|we|you|he|she|they|it|then|should|so|maybe)|maybe (?:we|I)|if (?:you|we|I|it))\b",
+    re.I,
+)
 
 
 # --- pieces ---------------------------------------------------------------------------------------
@@ -232,6 +243,8 @@ class Candidate(BaseModel):
     action_type: ActionType
     due: str | None
     confidence: float
+    accepted: bool = False
+    """An acceptance: its assignees replace those of the request it takes over."""
 
 
 class ActionEvent(BaseModel):
@@ -370,7 +383,7 @@ def imperative(clause: str, speaker: str, assignees: tuple[str, ...], addressee:
     if not by_speaker:
         text = re.sub(r"\b(me|us)\b", f"[{speaker}]", text, flags=re.I)
         text = re.sub(r"\bmy\b", f"[{speaker}]'s", text, flags=re.I)
-    text = text.rstrip(" ,;:-–—?.!")
+    text = _dedupe_words(text).rstrip(" ,;:-–—?.!")
     if not text:
         return ""
     return text[0].upper() + text[1:] + "."
@@ -392,8 +405,15 @@ def _addressee(text: str, sentence_start: int, trigger_start: int, previous: str
     return previous
 
 
-def _confidence(trigger: Trigger, verb: str, clause: str, sentence: str, due: str | None, named: bool) -> float:
+def _confidence(trigger: Trigger, verb: str, clause: str, sentence: str, due: str | None, named: bool,
+                before: str) -> float:
     c = _BASE[trigger]
+    if _CONDITION.search(before):
+        c -= 0.2  # "if [PERSON11] will write it": a condition, not a commitment
+    if trigger == "you_modal" and _GENERIC_YOU.search(sentence):
+        c -= 0.2  # "usually you have to ...": generic you
+    if trigger == "request" and re.search(r"\bwould you\b(?! please| mind)", sentence, re.I):
+        c -= 0.1  # "would you propose ...?" asks an opinion more often than work
     if verb in STRONG_VERBS:
         c += 0.15
     if due:
@@ -431,7 +451,7 @@ class ActionExtractor:
     """
 
     principal: str | None = None
-    threshold: float = 0.6
+    threshold: float = 0.55
     merge_window: int = 120
     max_open: int = 24
     book: ActionBook = field(init=False)
@@ -441,7 +461,7 @@ class ActionExtractor:
     def __post_init__(self) -> None:
         self.book = ActionBook(principal=self.principal)
         self._open = deque(maxlen=self.max_open)
-        self._requests = deque(maxlen=6)
+        self._requests = deque(maxlen=8)
 
     @property
     def actions(self) -> list[ProposedAction]:
@@ -465,7 +485,7 @@ class ActionExtractor:
             found.append(accepted)
         out: dict[str, ProposedAction] = {}
         for cand in sorted(found, key=lambda c: -c.confidence):
-            if cand.trigger in {"request", "please", "you_modal", "assign"}:
+            if cand.trigger in {"request", "please", "you_modal", "assign", "nominate", "everyone"}:
                 self._requests.append(cand)
             if cand.confidence < self.threshold:
                 continue
@@ -514,8 +534,10 @@ class ActionExtractor:
         clause = sentence[m.start("verb"):]
         if _NEGATED.match(sentence[m.end("verb"):]) or re.search(r"\b(not|n't|never)\s*$", sentence[: m.start("verb")]):
             return None
-        if _IN_MEETING.search(clause) or _DONE.search(sentence):
+        if _IN_MEETING.search(clause) or _INTERRUPTION.search(sentence) or _DONE.search(sentence):
             return None
+        if trigger == "please" and _UNOWNED.search(sentence):
+            return None  # "could someone please ...": nobody owns it yet
         if verb in _WEAK_VERBS and len(content_words(clause)) < 3:
             return None
         if verb in {"let", "lets"} and not re.match(r"let \S+(?: \S+)? know", clause, re.I):
@@ -526,11 +548,12 @@ class ActionExtractor:
         if trigger in {"self", "self_weak", "we", "we_weak", "let_me", "lets"}:
             assignees: tuple[str, ...] = (speaker,)
             addressee = _addressee(utterance.text, offset, offset + m.start(), previous, speaker)
-        elif trigger == "assign":
+        elif trigger in {"assign", "nominate"}:
             assignees = tuple(dict.fromkeys(_MENTION.findall(m.group("who"))))
             named = True
         elif trigger == "everyone":
-            assignees = tuple(a for a in attendees) or (speaker,)
+            # The speaker is on the hook too: they asked everyone and will chase it.
+            assignees = tuple(dict.fromkeys([speaker, *attendees]))
         else:
             target = _addressee(utterance.text, offset, offset + m.start(), previous, speaker)
             if target is None:
@@ -542,7 +565,7 @@ class ActionExtractor:
         if len(content_words(description)) < 2:
             return None
         due = find_due(clause)
-        confidence = _confidence(trigger, verb, clause, sentence, due, named)
+        confidence = _confidence(trigger, verb, clause, sentence, due, named, sentence[: m.start()])
         excerpt = sentence.strip()
         return Candidate(
             utterance_id=utterance.id, excerpt_utterance_id=utterance.id, speaker=speaker, trigger=trigger, assignees=assignees,
@@ -551,22 +574,30 @@ class ActionExtractor:
         )
 
     def _accepted(self, utterance: Utterance) -> Candidate | None:
-        """A short "Sure, I can do it" right after a request to this speaker (or to anyone) takes it over."""
-        if len(utterance.text.split()) > 25 or not _ACCEPT.search(utterance.text):
+        """A short "Sure, I can do it" takes over a recent request: one naming this speaker (a few turns
+        back), else the last request by someone else (the mask or the addressee guess was wrong)."""
+        text = utterance.text
+        if len(text.split()) > 25 or not any(_ACCEPT.search(text[a:b]) for a, b in sentences(text)):
             return None
+        chosen: Candidate | None = None
         for req in reversed(self._requests):
-            if utterance.id - req.utterance_id > 3:
-                break
-            if req.speaker == utterance.speaker:
+            age = utterance.id - req.utterance_id
+            if age > 8 or req.speaker == utterance.speaker:
                 continue
-            if utterance.speaker in req.assignees or len(req.assignees) != 1 or _WHO_QUESTION.search(req.excerpt):
-                return req.model_copy(update={
-                    "assignees": (utterance.speaker,),
-                    "confidence": max(req.confidence, 0.45) + 0.25,
-                    "trigger": "self",
-                    "utterance_id": utterance.id,
-                })
-        return None
+            if utterance.speaker in req.assignees:
+                chosen = req
+                break
+            if chosen is None and age <= 3 and len(req.assignees) == 1:
+                chosen = req
+        if chosen is None:
+            return None
+        return chosen.model_copy(update={
+            "assignees": (utterance.speaker,),
+            "confidence": max(chosen.confidence, 0.45) + 0.25,
+            "trigger": "self",
+            "utterance_id": utterance.id,
+            "accepted": True,
+        })
 
     # -- proposing and merging --
 
@@ -589,7 +620,7 @@ class ActionExtractor:
             update["utterance_ids"] = ids
         if cand.due and cand.due != old.due:
             update["due"] = cand.due
-        assignees = list(dict.fromkeys([*old.assignees, *cand.assignees]))
+        assignees = list(cand.assignees) if cand.accepted else list(dict.fromkeys([*old.assignees, *cand.assignees]))
         if assignees != old.assignees:
             update["assignees"] = assignees
         if len(content_words(cand.description)) > len(content_words(old.description)) + 1:
@@ -618,6 +649,8 @@ class ActionExtractor:
                 continue
             if item.action.status == "rejected":
                 continue
+            if cand.accepted and item.action.supporting_excerpt == cand.excerpt:
+                return item
             if not set(cand.assignees) & set(item.action.assignees):
                 continue
             score = similarity(cand.description, item.action.description)
