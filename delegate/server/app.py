@@ -1,0 +1,357 @@
+"""The HTTP/WebSocket transport: REST routes, the meeting stream, and `run` under uvicorn.
+
+Frames become protocol messages here and go to a MeetingSession; nothing here decides anything.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import sys
+import uuid
+from collections.abc import AsyncIterator
+from dataclasses import dataclass
+from typing import Annotated, Any
+
+import structlog
+import uvicorn
+from fastapi import Depends, FastAPI, Request, WebSocket, WebSocketDisconnect
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import JSONResponse, Response
+
+from delegate import __version__
+from delegate.config import Settings, load_settings
+from delegate.engines import build_engine
+from delegate.engines.base import Engine
+from delegate.models import Decision, ProposedAction
+from delegate.server.auth import Auth, check_binding
+from delegate.server.logs import configure_logging
+from delegate.server.metrics import CONTENT_TYPE, Metrics
+from delegate.server.protocol import (
+    CreateMeeting,
+    ErrorCode,
+    ErrorMessage,
+    Join,
+    MeetingInfo,
+    ProtocolError,
+    ServerMessage,
+    parse_client_message,
+)
+from delegate.server.sessions import MeetingSession, Sessions
+from delegate.store import SQLiteStore
+
+log = structlog.get_logger("delegate.server")
+
+_HTTP_STATUS = {
+    ErrorCode.unauthorized: 401,
+    ErrorCode.forbidden: 403,
+    ErrorCode.not_found: 404,
+    ErrorCode.conflict: 409,
+    ErrorCode.meeting_closed: 409,
+    ErrorCode.bad_message: 422,
+}
+# WebSocket close codes: RFC 6455 policy violation for auth, 4000+ for ours.
+_CLOSE_POLICY = 1008
+_CLOSE_REPLACED = 4000
+
+
+@dataclass
+class Service:
+    settings: Settings
+    auth: Auth
+    store: SQLiteStore
+    metrics: Metrics
+    sessions: Sessions
+
+
+class _Engines:
+    """One engine object per name, built off the loop the first time it is asked for."""
+
+    def __init__(self, settings: Settings) -> None:
+        self._settings = settings
+        self._built: dict[str, Engine] = {}
+        self._lock = asyncio.Lock()
+
+    async def __call__(self, name: str) -> Engine:
+        if name in self._built:
+            return self._built[name]
+        async with self._lock:
+            if name not in self._built:
+                try:
+                    self._built[name] = await asyncio.to_thread(build_engine, name, self._settings)
+                except ValueError as e:
+                    raise ProtocolError(ErrorCode.bad_engine, str(e)) from e
+            return self._built[name]
+
+
+class WebSocketConnection:
+    """A session's view of one client connection; sends are serialized so frames never interleave."""
+
+    def __init__(self, ws: WebSocket) -> None:
+        self._ws = ws
+        self._lock = asyncio.Lock()
+
+    async def send(self, message: ServerMessage) -> None:
+        async with self._lock:
+            await self._ws.send_text(message.model_dump_json())
+
+    async def close(self, code: int, reason: str) -> None:
+        with contextlib.suppress(Exception):
+            await self._ws.close(code, reason)
+
+
+def _service(request: Request) -> Service:
+    return request.app.state.service
+
+
+ServiceDep = Annotated[Service, Depends(_service)]
+
+
+def _caller(request: Request, svc: ServiceDep) -> str:
+    return svc.auth.caller(request.headers.get("authorization"))
+
+
+Caller = Annotated[str, Depends(_caller)]
+
+
+def _owned_session(meeting_id: str, caller: Caller, svc: ServiceDep) -> MeetingSession:
+    session = svc.sessions.get(meeting_id)
+    if session is None:
+        raise ProtocolError(ErrorCode.not_found, f"No open meeting {meeting_id!r}.")
+    svc.auth.check_owner(caller, session.owner)
+    return session
+
+
+OwnedSession = Annotated[MeetingSession, Depends(_owned_session)]
+
+
+def create_app(settings: Settings | None = None) -> FastAPI:
+    settings = settings or load_settings()
+    metrics = Metrics()
+    store = SQLiteStore(settings.db_path)
+    engines = _Engines(settings)
+    sessions = Sessions(
+        store,
+        metrics,
+        engines,
+        default_engine=settings.engine,
+        max_text_chars=settings.max_text_chars,
+        idle_seconds=settings.session_idle_seconds,
+    )
+    svc = Service(
+        settings=settings, auth=Auth(settings.api_tokens), store=store, metrics=metrics, sessions=sessions
+    )
+
+    @contextlib.asynccontextmanager
+    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        store.open()
+        await engines(settings.engine)
+        reaper = asyncio.create_task(sessions.reap_forever(), name="session-reaper")
+        log.info("server_started", db=str(settings.db_path), auth=svc.auth.enabled, engine=settings.engine)
+        try:
+            yield
+        finally:
+            reaper.cancel()
+            await sessions.close_all("server_stopped")
+            await store.close()
+            log.info("server_stopped")
+
+    app = FastAPI(title="Meeting Delegate", version=__version__, lifespan=lifespan)
+    app.state.service = svc
+
+    @app.exception_handler(ProtocolError)
+    async def _protocol_error(request: Request, exc: ProtocolError) -> JSONResponse:
+        metrics.error(exc.code)
+        body = ErrorMessage.of(exc).model_dump(mode="json")
+        return JSONResponse(body, status_code=_HTTP_STATUS.get(exc.code, 400))
+
+    @app.exception_handler(RequestValidationError)
+    async def _validation_error(request: Request, exc: RequestValidationError) -> JSONResponse:
+        metrics.error(ErrorCode.bad_message)
+        first = exc.errors()[0] if exc.errors() else {"loc": (), "msg": "invalid request"}
+        where = ".".join(str(p) for p in first.get("loc", ()) if p != "body") or "(body)"
+        body = ErrorMessage(code=ErrorCode.bad_message, detail=f"{where}: {first.get('msg')}")
+        return JSONResponse(body.model_dump(mode="json"), status_code=422)
+
+    @app.get("/healthz")
+    async def healthz() -> dict[str, Any]:
+        return {"status": "ok", "sessions": len(sessions), "version": __version__}
+
+    @app.get("/metrics")
+    async def prometheus() -> Response:
+        return Response(metrics.render(), media_type=CONTENT_TYPE)
+
+    @app.post("/v1/meetings", status_code=201)
+    async def create_meeting(body: CreateMeeting, caller: Caller) -> dict[str, str]:
+        meeting_id = body.meeting_id or uuid.uuid4().hex
+        session = await sessions.open(meeting_id, body, owner=caller)
+        return {
+            "meeting_id": meeting_id,
+            "engine": session.engine.name,
+            "stream": f"/v1/meetings/{meeting_id}/stream",
+        }
+
+    @app.get("/v1/meetings/{meeting_id}")
+    async def meeting(session: OwnedSession) -> MeetingInfo:
+        return session.info()
+
+    @app.get("/v1/meetings/{meeting_id}/decisions")
+    async def decisions(session: OwnedSession) -> list[Decision]:
+        return list(session.decisions)
+
+    @app.get("/v1/meetings/{meeting_id}/actions")
+    async def actions(session: OwnedSession) -> list[ProposedAction]:
+        return list(session.actions.values())
+
+    @app.websocket("/v1/meetings/{meeting_id}/stream")
+    async def stream(ws: WebSocket, meeting_id: str) -> None:
+        await ws.accept()
+        metrics.connections.inc()
+        try:
+            await _serve_connection(svc, ws, meeting_id)
+        finally:
+            metrics.connections.dec()
+
+    return app
+
+
+async def handle_binary(session: MeetingSession | None, data: bytes) -> None:
+    """Binary frames are PCM audio; until the ASR lands, none is accepted (the one place to change)."""
+    raise ProtocolError(
+        ErrorCode.binary_not_supported,
+        f"Binary frame of {len(data)} bytes refused: {ErrorCode.binary_not_supported}.",
+    )
+
+
+async def _serve_connection(svc: Service, ws: WebSocket, meeting_id: str) -> None:
+    conn = WebSocketConnection(ws)
+    clog = log.bind(meeting_id=meeting_id)
+    session: MeetingSession | None = None
+
+    async def refuse(error: ProtocolError) -> None:
+        svc.metrics.error(error.code)
+        clog.info("connection_refused", code=str(error.code))
+        with contextlib.suppress(Exception):
+            await conn.send(ErrorMessage.of(error))
+        await conn.close(_CLOSE_POLICY, str(error.code))
+
+    try:
+        caller = svc.auth.caller(ws.headers.get("authorization"))
+    except ProtocolError as e:
+        await refuse(e)
+        return
+
+    async def find_session() -> MeetingSession | None:
+        found = svc.sessions.get(meeting_id)
+        if found is not None:
+            svc.auth.check_owner(caller, found.owner)
+            previous = found.attach(conn)
+            if previous is not None:
+                await previous.close(_CLOSE_REPLACED, "replaced by a newer connection")
+        return found
+
+    try:
+        session = await find_session()
+    except ProtocolError as e:
+        await refuse(e)
+        return
+    clog.info("connected", existing=session is not None)
+    try:
+        while True:
+            frame = await ws.receive()
+            if frame["type"] == "websocket.disconnect":
+                break
+            try:
+                if session is None:
+                    session = await find_session()
+                session = await _on_frame(svc, conn, frame, session, meeting_id, caller)
+            except ProtocolError as e:
+                if e.code in (ErrorCode.unauthorized, ErrorCode.forbidden):
+                    await refuse(e)
+                    return
+                svc.metrics.error(e.code)
+                clog.info("client_error", code=str(e.code), utterance_id=e.utterance_id)
+                await conn.send(ErrorMessage.of(e))
+            except WebSocketDisconnect:
+                raise
+            except Exception:
+                clog.exception("frame_failed")
+                svc.metrics.error(ErrorCode.internal)
+                await conn.send(ErrorMessage.of(ProtocolError(ErrorCode.internal)))
+            if session is not None and session.closed:
+                await conn.close(1000, "meeting ended")
+                break
+    except WebSocketDisconnect:
+        pass
+    except RuntimeError as e:
+        # Starlette raises RuntimeError when sending on a socket the client already closed.
+        clog.info("connection_lost", error=str(e))
+    finally:
+        if session is not None:
+            session.detach(conn)
+        clog.info("disconnected")
+
+
+async def _on_frame(
+    svc: Service,
+    conn: WebSocketConnection,
+    frame: dict[str, Any],
+    session: MeetingSession | None,
+    meeting_id: str,
+    caller: str,
+) -> MeetingSession | None:
+    limit = svc.settings.max_frame_bytes
+    data: bytes | None = frame.get("bytes")
+    if data is not None:
+        if len(data) > limit:
+            raise ProtocolError(
+                ErrorCode.too_large, f"The frame has {len(data)} bytes; the limit is {limit}."
+            )
+        await handle_binary(session, data)
+        return session
+    text: str = frame.get("text") or ""
+    size = len(text) if text.isascii() else len(text.encode("utf-8", "surrogatepass"))
+    if size > limit:
+        raise ProtocolError(ErrorCode.too_large, f"The frame has {size} bytes; the limit is {limit}.")
+    message = parse_client_message(text)
+    if session is None:
+        if not isinstance(message, Join):
+            raise ProtocolError(ErrorCode.not_joined)
+        spec = message.spec()
+        if spec is None:
+            raise ProtocolError(
+                ErrorCode.not_found,
+                f"No open meeting {meeting_id!r}; a join that starts one needs a principal.",
+            )
+        session = await svc.sessions.open(meeting_id, spec, owner=caller)
+        session.attach(conn)
+    await session.handle(message)
+    return session
+
+
+def uvicorn_config(app: FastAPI, settings: Settings, host: str, port: int) -> uvicorn.Config:
+    """The server options `run` uses (tests start their servers with the same)."""
+    return uvicorn.Config(
+        app,
+        host=host,
+        port=port,
+        # Frames past our own limit get an error frame; only far larger ones are cut by the transport.
+        ws_max_size=max(1 << 20, 4 * settings.max_frame_bytes),
+        log_level=settings.log_level.lower(),
+        access_log=False,
+        lifespan="on",
+    )
+
+
+def run(host: str | None = None, port: int | None = None) -> None:
+    """`python -m delegate serve`: refuses to listen beyond loopback unless tokens are configured."""
+    settings = load_settings()
+    host = host or settings.host
+    port = port or settings.port
+    try:
+        check_binding(host, Auth(settings.api_tokens))
+    except ValueError as e:
+        print(f"delegate: {e}", file=sys.stderr)
+        raise SystemExit(2) from e
+    configure_logging(settings.log_level, json=settings.log_json)
+    uvicorn.Server(uvicorn_config(create_app(settings), settings, host, port)).run()

@@ -1,0 +1,267 @@
+"""The wire protocol: every WebSocket frame and REST body as a pydantic model, and the closed set of error codes."""
+
+from __future__ import annotations
+
+import json
+import re
+from enum import StrEnum
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError, model_validator
+
+from delegate.models import Decision, Profile, ProposedAction, Utterance
+
+MEETING_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$")
+
+
+class ErrorCode(StrEnum):
+    bad_json = "bad_json"
+    unknown_type = "unknown_type"
+    bad_message = "bad_message"
+    too_large = "too_large"
+    bad_utterance_id = "bad_utterance_id"
+    bad_encoding = "bad_encoding"
+    empty_text = "empty_text"
+    binary_not_supported = "binary_not_supported"
+    audio_not_supported = "audio_not_supported"
+    not_joined = "not_joined"
+    bad_meeting_id = "bad_meeting_id"
+    bad_engine = "bad_engine"
+    conflict = "conflict"
+    meeting_closed = "meeting_closed"
+    unauthorized = "unauthorized"
+    forbidden = "forbidden"
+    not_found = "not_found"
+    engine_error = "engine_error"
+    internal = "internal"
+
+
+ERROR_TEXT: dict[ErrorCode, str] = {
+    ErrorCode.bad_json: "The frame is not valid JSON.",
+    ErrorCode.unknown_type: "The frame's `type` is not a message this server knows.",
+    ErrorCode.bad_message: "The message is missing a field or has a field of the wrong kind.",
+    ErrorCode.too_large: "The frame or the text is larger than this server accepts.",
+    ErrorCode.bad_utterance_id: "Utterance ids must grow with every final utterance.",
+    ErrorCode.bad_encoding: "The text cannot be encoded as UTF-8 (lone surrogates).",
+    ErrorCode.empty_text: "A final utterance needs some text.",
+    ErrorCode.binary_not_supported: "Binary frames carry audio, and no audio stream is open.",
+    ErrorCode.audio_not_supported: "This server does not transcribe audio yet; send typed utterances.",
+    ErrorCode.not_joined: "Send `join` first: this meeting does not exist yet.",
+    ErrorCode.bad_meeting_id: "Meeting ids are 1-128 letters, digits, `_`, `.`, `:` or `-`.",
+    ErrorCode.bad_engine: "No engine of that name.",
+    ErrorCode.conflict: "A meeting with this id is already open, or it has another principal.",
+    ErrorCode.meeting_closed: "This meeting has ended; start a new one with a new id.",
+    ErrorCode.unauthorized: "A valid bearer token is required.",
+    ErrorCode.forbidden: "This token did not create this meeting.",
+    ErrorCode.not_found: "No such meeting, decision or action.",
+    ErrorCode.engine_error: "The engine failed on this utterance; the session goes on.",
+    ErrorCode.internal: "The server failed on this message; the session goes on.",
+}
+
+
+class ProtocolError(Exception):
+    """A client mistake (or a recoverable server fault) to answer with an `error` frame or a 4xx."""
+
+    def __init__(self, code: ErrorCode, detail: str | None = None, utterance_id: int | None = None) -> None:
+        self.code = code
+        self.detail = detail or ERROR_TEXT[code]
+        self.utterance_id = utterance_id
+        super().__init__(f"{code}: {self.detail}")
+
+
+class _Message(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+# --- client -> server ------------------------------------------------------------------------------
+
+
+class MeetingSpec(_Message):
+    """What a meeting needs to start: whom the delegate stands in for, who attends, which engine."""
+
+    principal: Profile
+    attendees: list[str] = Field(default_factory=list)
+    names: dict[str, str] = Field(default_factory=dict)
+    """Display names for speaker labels."""
+    engine: str | None = None
+    """Engine name; default: the server's `DELEGATE_ENGINE`."""
+
+
+class CreateMeeting(MeetingSpec):
+    """`POST /v1/meetings` body; without `meeting_id` the server picks one."""
+
+    meeting_id: str | None = Field(default=None, pattern=MEETING_ID.pattern)
+
+
+class Join(_Message):
+    """First frame of a connection: creates the meeting, or (with `last_utterance_id`) resumes it."""
+
+    type: Literal["join"]
+    principal: Profile | None = None
+    attendees: list[str] = Field(default_factory=list)
+    names: dict[str, str] = Field(default_factory=dict)
+    engine: str | None = None
+    last_utterance_id: int | None = None
+    """Resume: the last utterance id this client sent before it lost the connection."""
+
+    def spec(self) -> MeetingSpec | None:
+        if self.principal is None:
+            return None
+        return MeetingSpec(
+            principal=self.principal, attendees=self.attendees, names=self.names, engine=self.engine
+        )
+
+
+class UtteranceIn(_Message):
+    type: Literal["utterance"]
+    id: int = Field(ge=0)
+    speaker: str = Field(min_length=1, max_length=200)
+    text: str
+    start: float | None = Field(default=None, ge=0)
+    end: float | None = Field(default=None, ge=0)
+    final: bool = True
+
+    def utterance(self) -> Utterance:
+        return Utterance(id=self.id, speaker=self.speaker, text=self.text, start=self.start, end=self.end)
+
+
+class AudioStart(_Message):
+    type: Literal["audio_start"]
+    sample_rate: int = Field(default=16000, gt=0)
+    speaker: str | None = None
+
+
+class AudioEnd(_Message):
+    type: Literal["audio_end"]
+
+
+class Feedback(_Message):
+    """The principal's verdict on a proposed action (`action_id`) or on a decision (`utterance_id`)."""
+
+    type: Literal["feedback"]
+    verdict: Literal["approve", "reject"]
+    action_id: str | None = None
+    utterance_id: int | None = None
+    comment: str = Field(default="", max_length=2000)
+
+    @model_validator(mode="after")
+    def _one_target(self) -> Feedback:
+        if (self.action_id is None) == (self.utterance_id is None):
+            raise ValueError("give exactly one of action_id or utterance_id")
+        return self
+
+
+class Leave(_Message):
+    type: Literal["leave"]
+    reason: str = Field(default="", max_length=500)
+
+
+ClientMessage = Annotated[
+    Join | UtteranceIn | AudioStart | AudioEnd | Feedback | Leave, Field(discriminator="type")
+]
+CLIENT_TYPES = frozenset({"join", "utterance", "audio_start", "audio_end", "feedback", "leave"})
+_client_adapter: TypeAdapter[ClientMessage] = TypeAdapter(ClientMessage)
+
+
+# --- server -> client ------------------------------------------------------------------------------
+
+
+class Ack(_Message):
+    type: Literal["ack"] = "ack"
+    of: str
+    """The `type` of the message acknowledged."""
+    meeting_id: str
+    utterance_id: int | None = None
+    action_id: str | None = None
+    last_utterance_id: int | None = None
+    """On `join`: the last utterance the server holds; a resuming client sends the ones after it."""
+
+
+class DecisionMessage(_Message):
+    type: Literal["decision"] = "decision"
+    meeting_id: str
+    decision: Decision
+    resumed: bool = False
+    """Made while the client was away, sent again on resume."""
+
+
+class ActionMessage(_Message):
+    type: Literal["action"] = "action"
+    meeting_id: str
+    action: ProposedAction
+
+
+class TranscriptMessage(_Message):
+    type: Literal["transcript"] = "transcript"
+    meeting_id: str
+    utterance: Utterance
+
+
+class ErrorMessage(_Message):
+    type: Literal["error"] = "error"
+    code: ErrorCode
+    detail: str
+    utterance_id: int | None = None
+
+    @classmethod
+    def of(cls, error: ProtocolError) -> ErrorMessage:
+        return cls(code=error.code, detail=error.detail, utterance_id=error.utterance_id)
+
+
+ServerMessage = Ack | DecisionMessage | ActionMessage | TranscriptMessage | ErrorMessage
+
+
+class MeetingInfo(_Message):
+    """`GET /v1/meetings/{id}`: the session as it stands."""
+
+    meeting_id: str
+    principal: str
+    engine: str
+    attendees: list[str]
+    utterances: int
+    last_utterance_id: int | None
+    decisions: int
+    actions: int
+    connected: bool
+    created_at: float
+    last_activity: float
+
+
+# --- parsing -----------------------------------------------------------------------------------------
+
+
+def _first_error(err: ValidationError) -> str:
+    e = err.errors(include_url=False)[0]
+    loc = ".".join(str(p) for p in e["loc"] if p not in CLIENT_TYPES) or "(message)"
+    return f"{loc}: {e['msg']}"
+
+
+def _check_encodable(raw: Any) -> None:
+    # JSON may escape lone surrogates (`"\ud800"`): valid JSON, but no UTF-8 text to store or log.
+    try:
+        json.dumps(raw, ensure_ascii=False).encode("utf-8")
+    except UnicodeEncodeError as e:
+        raise ProtocolError(ErrorCode.bad_encoding) from e
+
+
+def parse_client_message(text: str) -> ClientMessage:
+    """One text frame as a client message, or a ProtocolError naming what is wrong with it."""
+    try:
+        raw = json.loads(text)
+    except (json.JSONDecodeError, RecursionError) as e:
+        raise ProtocolError(ErrorCode.bad_json, f"The frame is not valid JSON: {e}") from e
+    if not isinstance(raw, dict):
+        raise ProtocolError(ErrorCode.bad_message, "A frame is a JSON object with a `type` field.")
+    kind = raw.get("type")
+    if kind is None:
+        raise ProtocolError(ErrorCode.bad_message, "type: Field required")
+    if kind not in CLIENT_TYPES:
+        raise ProtocolError(
+            ErrorCode.unknown_type,
+            f"Unknown type {str(kind)[:40]!r}; expected one of {', '.join(sorted(CLIENT_TYPES))}.",
+        )
+    _check_encodable(raw)
+    try:
+        return _client_adapter.validate_python(raw)
+    except ValidationError as e:
+        raise ProtocolError(ErrorCode.bad_message, _first_error(e)) from e

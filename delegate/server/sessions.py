@@ -1,0 +1,464 @@
+"""MeetingSession: one live meeting (state, engine, pending decision, decisions, actions) and the open ones.
+
+A session outlives its connections: a client that drops and comes back finds it as it left it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import time
+from collections.abc import Awaitable, Callable, Iterable
+from types import TracebackType
+from typing import Protocol
+
+import structlog
+
+from delegate.engines.base import Engine
+from delegate.meeting import MeetingState
+from delegate.models import Decision, Profile, ProposedAction, Utterance
+from delegate.server.metrics import Metrics
+from delegate.server.protocol import (
+    MEETING_ID,
+    Ack,
+    ActionMessage,
+    AudioEnd,
+    AudioStart,
+    ClientMessage,
+    DecisionMessage,
+    ErrorCode,
+    ErrorMessage,
+    Feedback,
+    Join,
+    Leave,
+    MeetingInfo,
+    MeetingSpec,
+    ProtocolError,
+    ServerMessage,
+    UtteranceIn,
+)
+from delegate.store import AuditEvent, AuditKind, Store
+
+log = structlog.get_logger("delegate.session")
+
+
+class Connection(Protocol):
+    """Where a session's frames go: one client connection (the transport implements it)."""
+
+    async def send(self, message: ServerMessage) -> None: ...
+
+    async def close(self, code: int, reason: str) -> None: ...
+
+
+class ActionExtractor(Protocol):
+    """Notices action items in the stream (delegate.actions); one per meeting, fed every final utterance."""
+
+    def add(self, utterance: Utterance) -> list[ProposedAction]: ...
+
+
+class MeetingSession:
+    """Feeds the meeting state, runs the engine after each utterance, records everything before telling.
+
+    One decision is pending at a time; a newer utterance drops it (recorded as `decision_dropped`)
+    unless it is already being recorded, so the client only hears decisions on its latest utterance.
+    """
+
+    def __init__(
+        self,
+        meeting_id: str,
+        spec: MeetingSpec,
+        engine: Engine,
+        store: Store,
+        metrics: Metrics,
+        *,
+        owner: str,
+        max_text_chars: int,
+        actions: ActionExtractor | None = None,
+        on_closed: Callable[[MeetingSession], None] | None = None,
+    ) -> None:
+        self.meeting_id = meeting_id
+        self.principal: Profile = spec.principal
+        self.engine = engine
+        self.owner = owner
+        self.state = MeetingState(
+            meeting_id=meeting_id, attendees=list(spec.attendees), names=dict(spec.names)
+        )
+        self.decisions: list[Decision] = []
+        self.actions: dict[str, ProposedAction] = {}
+        self.created_at = time.time()
+        self.last_activity = self.created_at
+        self.closed = False
+        self._spec = spec
+        self._store = store
+        self._metrics = metrics
+        self._max_text_chars = max_text_chars
+        self._extractor = actions
+        self._on_closed = on_closed
+        self._inbound = asyncio.Lock()
+        self._conn: Connection | None = None
+        self._detached_at = time.monotonic()
+        self._pending: asyncio.Task[None] | None = None
+        self._pending_id: int | None = None
+        self._committing = False
+        self._log = log.bind(meeting_id=meeting_id)
+
+    # --- lifecycle ----------------------------------------------------------------------------------
+
+    async def __aenter__(self) -> MeetingSession:
+        await self.start()
+        return self
+
+    async def __aexit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        await self.close("ended")
+
+    async def start(self) -> None:
+        await self._audit(
+            AuditKind.meeting_created,
+            principal=self.principal.model_dump(mode="json"),
+            attendees=self._spec.attendees,
+            names=self._spec.names,
+            engine=self.engine.name,
+            owner=self.owner,
+        )
+        self._log.info("meeting_created", engine=self.engine.name, principal=self.principal.name)
+
+    async def close(self, reason: str, kind: AuditKind = AuditKind.closed) -> None:
+        """End the meeting: drop a pending decision, record why, forget the session."""
+        async with self._inbound:
+            if self.closed:
+                return
+            await self._settle_pending(reason=reason)
+            self.closed = True
+            await self._audit(kind, reason=reason)
+        self._log.info("meeting_closed", reason=reason)
+        if self._on_closed is not None:
+            self._on_closed(self)
+
+    def attach(self, conn: Connection) -> Connection | None:
+        """Make `conn` the session's connection; returns the one it replaces, for the caller to close."""
+        previous, self._conn = self._conn, conn
+        return previous if previous is not conn else None
+
+    def detach(self, conn: Connection) -> None:
+        if self._conn is conn:
+            self._conn = None
+            self._detached_at = time.monotonic()
+
+    @property
+    def connected(self) -> bool:
+        return self._conn is not None
+
+    def idle_seconds(self, now: float) -> float:
+        """How long the session has had no connection (0 while one is open)."""
+        return 0.0 if self._conn is not None else now - self._detached_at
+
+    def info(self) -> MeetingInfo:
+        return MeetingInfo(
+            meeting_id=self.meeting_id,
+            principal=self.principal.name,
+            engine=self.engine.name,
+            attendees=list(self.state.attendees),
+            utterances=len(self.state),
+            last_utterance_id=self.state.last_id,
+            decisions=len(self.decisions),
+            actions=len(self.actions),
+            connected=self.connected,
+            created_at=self.created_at,
+            last_activity=self.last_activity,
+        )
+
+    # --- inbound ------------------------------------------------------------------------------------
+
+    async def handle(self, message: ClientMessage) -> None:
+        """Act on one client message; a client mistake raises ProtocolError and changes nothing."""
+        if self.closed:
+            raise ProtocolError(ErrorCode.meeting_closed)
+        self.last_activity = time.time()
+        match message:
+            case UtteranceIn():
+                await self._on_utterance(message)
+            case Join():
+                await self._on_join(message)
+            case Feedback():
+                await self._on_feedback(message)
+            case Leave():
+                await self.close(message.reason or "client_left", kind=AuditKind.left)
+                await self._send(Ack(of="leave", meeting_id=self.meeting_id))
+            case AudioStart() | AudioEnd():
+                raise ProtocolError(ErrorCode.audio_not_supported)
+
+    async def _on_join(self, message: Join) -> None:
+        if message.principal is not None and message.principal != self.principal:
+            raise ProtocolError(ErrorCode.conflict, f"This meeting's principal is {self.principal.name!r}.")
+        async with self._inbound:
+            await self._audit(
+                AuditKind.joined,
+                client_last_utterance_id=message.last_utterance_id,
+                last_utterance_id=self.state.last_id,
+            )
+            await self._send(Ack(of="join", meeting_id=self.meeting_id, last_utterance_id=self.state.last_id))
+            # A client that lost its connection may have missed the decision on its latest utterance.
+            if self.decisions and self.decisions[-1].utterance_id == self.state.last_id:
+                await self._send(
+                    DecisionMessage(meeting_id=self.meeting_id, decision=self.decisions[-1], resumed=True)
+                )
+        self._log.info(
+            "joined", resume=message.last_utterance_id is not None, last_utterance_id=self.state.last_id
+        )
+
+    async def _on_utterance(self, message: UtteranceIn) -> None:
+        received = time.perf_counter()
+        if not message.final:
+            # Partial transcripts show progress only: no decision, no record, no id used up.
+            await self._send(Ack(of="utterance", meeting_id=self.meeting_id, utterance_id=message.id))
+            return
+        if not message.text.strip():
+            raise ProtocolError(ErrorCode.empty_text, utterance_id=message.id)
+        if len(message.text) > self._max_text_chars:
+            raise ProtocolError(
+                ErrorCode.too_large,
+                f"The text has {len(message.text)} characters; the limit is {self._max_text_chars}.",
+                utterance_id=message.id,
+            )
+        async with self._inbound:
+            last = self.state.last_id
+            if last is not None and message.id <= last:
+                seen = any(u.id == message.id for u in reversed(self.state.utterances[-64:]))
+                detail = (
+                    f"Utterance {message.id} was already received."
+                    if seen or message.id == last
+                    else f"Utterance ids must grow: got {message.id} after {last}."
+                )
+                raise ProtocolError(ErrorCode.bad_utterance_id, detail, utterance_id=message.id)
+            utterance = message.utterance()
+            await self._settle_pending(reason="newer_utterance", newer=utterance.id)
+            await self._audit(
+                AuditKind.utterance, utterance.id, **utterance.model_dump(mode="json", exclude={"id"})
+            )
+            self.state.add(utterance)
+            self._metrics.utterances.inc()
+            # The ack goes out before the decision task can run, so a client always sees them in that order.
+            await self._send(Ack(of="utterance", meeting_id=self.meeting_id, utterance_id=utterance.id))
+            self._pending_id = utterance.id
+            self._committing = False
+            self._pending = asyncio.create_task(
+                self._decide(utterance.id, received), name=f"decide-{self.meeting_id}"
+            )
+            if self._extractor is not None:
+                for action in self._extractor.add(utterance):
+                    await self._propose(action)
+
+    async def _on_feedback(self, message: Feedback) -> None:
+        async with self._inbound:
+            if message.action_id is not None:
+                action = self.actions.get(message.action_id)
+                if action is None:
+                    raise ProtocolError(
+                        ErrorCode.not_found, f"No action {message.action_id!r} in this meeting."
+                    )
+                status = "approved" if message.verdict == "approve" else "rejected"
+                await self._audit(
+                    AuditKind.feedback,
+                    action.utterance_ids[-1] if action.utterance_ids else None,
+                    action_id=action.id,
+                    verdict=message.verdict,
+                    status=status,
+                    comment=message.comment,
+                )
+                updated = action.model_copy(update={"status": status})
+                self.actions[action.id] = updated
+                await self._send(Ack(of="feedback", meeting_id=self.meeting_id, action_id=action.id))
+                await self._send(ActionMessage(meeting_id=self.meeting_id, action=updated))
+            else:
+                if not any(d.utterance_id == message.utterance_id for d in self.decisions):
+                    raise ProtocolError(
+                        ErrorCode.not_found, f"No decision on utterance {message.utterance_id}."
+                    )
+                await self._audit(
+                    AuditKind.feedback, message.utterance_id, verdict=message.verdict, comment=message.comment
+                )
+                await self._send(
+                    Ack(of="feedback", meeting_id=self.meeting_id, utterance_id=message.utterance_id)
+                )
+
+    # --- actions seam -------------------------------------------------------------------------------
+
+    async def propose(self, actions: Iterable[ProposedAction]) -> None:
+        """Record and send actions found outside the utterance path (e.g. by a slower extractor)."""
+        async with self._inbound:
+            for action in actions:
+                await self._propose(action)
+
+    async def _propose(self, action: ProposedAction) -> None:
+        await self._audit(
+            AuditKind.action,
+            action.utterance_ids[-1] if action.utterance_ids else None,
+            **action.model_dump(mode="json"),
+        )
+        self.actions[action.id] = action
+        await self._send(ActionMessage(meeting_id=self.meeting_id, action=action))
+
+    # --- decisions ----------------------------------------------------------------------------------
+
+    async def _decide(self, utterance_id: int, received: float) -> None:
+        try:
+            await self._decide_and_tell(utterance_id, received)
+        except asyncio.CancelledError:
+            raise
+        except Exception:
+            # Never let a decision task die silently: the session must go on with the next utterance.
+            self._log.exception("decision_failed", utterance_id=utterance_id)
+            self._metrics.error(ErrorCode.internal)
+
+    async def _decide_and_tell(self, utterance_id: int, received: float) -> None:
+        ulog = self._log.bind(utterance_id=utterance_id)
+        try:
+            decision = await self.engine.decide(self.state, self.principal)
+        except asyncio.CancelledError:
+            raise
+        except Exception as e:
+            ulog.exception("engine_failed")
+            self._committing = True
+            self._metrics.error(ErrorCode.engine_error)
+            await self._audit(
+                AuditKind.decision_dropped, utterance_id, reason="engine_error", error=repr(e)[:500]
+            )
+            await self._send(
+                ErrorMessage(
+                    code=ErrorCode.engine_error,
+                    detail=f"The engine failed: {e!r}"[:500],
+                    utterance_id=utterance_id,
+                )
+            )
+            return
+        # From here on the decision is recorded and sent even if a newer utterance arrives meanwhile.
+        self._committing = True
+        await self._audit(
+            AuditKind.decision, utterance_id, **decision.model_dump(mode="json", exclude={"utterance_id"})
+        )
+        self.decisions.append(decision)
+        await self._send(DecisionMessage(meeting_id=self.meeting_id, decision=decision))
+        self._metrics.decision(decision, time.perf_counter() - received)
+        ulog.info("decision", scenario=str(decision.scenario), spoke=decision.spoke, engine=decision.engine)
+
+    async def _settle_pending(self, reason: str, newer: int | None = None) -> None:
+        """Drop the pending decision, or wait for it if it is already being recorded."""
+        task, utterance_id = self._pending, self._pending_id
+        self._pending = None
+        if task is None or task.done():
+            return
+        if self._committing:
+            await asyncio.shield(task)
+            return
+        task.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await task
+        self._metrics.dropped.inc()
+        await self._audit(AuditKind.decision_dropped, utterance_id, reason=reason, newer_utterance_id=newer)
+        self._log.info("decision_dropped", utterance_id=utterance_id, reason=reason)
+
+    # --- output -------------------------------------------------------------------------------------
+
+    async def _audit(self, kind: AuditKind, utterance_id: int | None = None, **payload: object) -> None:
+        await self._store.append(
+            AuditEvent(meeting_id=self.meeting_id, kind=kind, utterance_id=utterance_id, payload=payload)
+        )
+
+    async def _send(self, message: ServerMessage) -> bool:
+        """Send to the connected client, if any; a client gone away is not the session's failure."""
+        conn = self._conn
+        if conn is None:
+            return False
+        try:
+            await conn.send(message)
+        except Exception as e:
+            self._log.info("send_failed", error=type(e).__name__, message_type=message.type)
+            self.detach(conn)
+            return False
+        return True
+
+
+EngineFactory = Callable[[str], Awaitable[Engine]]
+
+
+class Sessions:
+    """The open meetings of one server, and the idle reaper that closes abandoned ones."""
+
+    def __init__(
+        self,
+        store: Store,
+        metrics: Metrics,
+        engines: EngineFactory,
+        *,
+        default_engine: str,
+        max_text_chars: int,
+        idle_seconds: float,
+        actions: Callable[[], ActionExtractor] | None = None,
+    ) -> None:
+        self._store = store
+        self._metrics = metrics
+        self._engines = engines
+        self._default_engine = default_engine
+        self._max_text_chars = max_text_chars
+        self._idle_seconds = idle_seconds
+        self._actions = actions
+        self._sessions: dict[str, MeetingSession] = {}
+        self._open_lock = asyncio.Lock()
+
+    def get(self, meeting_id: str) -> MeetingSession | None:
+        return self._sessions.get(meeting_id)
+
+    def __len__(self) -> int:
+        return len(self._sessions)
+
+    async def open(self, meeting_id: str, spec: MeetingSpec, owner: str) -> MeetingSession:
+        if not MEETING_ID.match(meeting_id):
+            raise ProtocolError(ErrorCode.bad_meeting_id)
+        async with self._open_lock:
+            if meeting_id in self._sessions:
+                raise ProtocolError(ErrorCode.conflict, f"Meeting {meeting_id!r} is already open.")
+            if await self._store.has_meeting(meeting_id):
+                raise ProtocolError(ErrorCode.meeting_closed)
+            engine = await self._engines(spec.engine or self._default_engine)
+            session = MeetingSession(
+                meeting_id,
+                spec,
+                engine,
+                self._store,
+                self._metrics,
+                owner=owner,
+                max_text_chars=self._max_text_chars,
+                actions=self._actions() if self._actions is not None else None,
+                on_closed=self._forget,
+            )
+            await session.start()
+            self._sessions[meeting_id] = session
+            self._metrics.open_sessions.set(len(self._sessions))
+            return session
+
+    def _forget(self, session: MeetingSession) -> None:
+        if self._sessions.get(session.meeting_id) is session:
+            del self._sessions[session.meeting_id]
+        self._metrics.open_sessions.set(len(self._sessions))
+
+    async def close_idle(self) -> int:
+        now = time.monotonic()
+        idle = [s for s in self._sessions.values() if s.idle_seconds(now) >= self._idle_seconds]
+        for session in idle:
+            await session.close("idle")
+        return len(idle)
+
+    async def reap_forever(self) -> None:
+        interval = max(0.05, min(self._idle_seconds / 4, 15.0))
+        while True:
+            await asyncio.sleep(interval)
+            try:
+                await self.close_idle()
+            except Exception:
+                log.exception("reaper_failed")
+
+    async def close_all(self, reason: str) -> None:
+        for session in list(self._sessions.values()):
+            await session.close(reason)
