@@ -14,6 +14,7 @@ import resource
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Annotated
 
 import numpy as np
 import typer
@@ -143,10 +144,16 @@ def peak_rss_mb() -> float:
 
 @app.command()
 def main(
-    audio: Path = typer.Option(AUDIO_FIXTURES, help="Folder with references.json and the WAV files it names."),
-    names: bool = typer.Option(True, help="Bias recognition toward each clip's attendee names."),
-    chunk_ms: int = typer.Option(100, min=10, help="Audio per fed chunk, as a live client would send it."),
-    json_out: Path = typer.Option(None, "--json", help="Write {wer, rtf, final_latency_s_p95, peak_rss_mb} here."),
+    audio: Annotated[
+        Path, typer.Option(help="Folder with references.json and the WAV files it names.")
+    ] = AUDIO_FIXTURES,
+    names: Annotated[bool, typer.Option(help="Bias recognition toward each clip's attendee names.")] = True,
+    chunk_ms: Annotated[
+        int, typer.Option(min=10, help="Audio per fed chunk, as a live client sends it.")
+    ] = 100,
+    json_out: Annotated[
+        Path | None, typer.Option("--json", help="Write {wer, rtf, final_latency_s_p95, peak_rss_mb} here.")
+    ] = None,
 ) -> None:
     """Transcribe every clip as a live stream and report WER, real-time factor, latency and memory."""
     settings = Settings()

@@ -115,7 +115,9 @@ class SpeechModel:
         features = self._model.feature_extractor(audio[: _MAX_FRAMES * SAMPLE_RATE // _FRAMES_PER_S])
         frames = min(_MAX_FRAMES, features.shape[1] + _ENCODER_PAD_FRAMES)
         frames += frames % 2  # the encoder's strided convolution halves the length
-        features = np.ascontiguousarray(np.pad(features, ((0, 0), (0, max(0, frames - features.shape[1]))))[:, :frames])
+        features = np.ascontiguousarray(
+            np.pad(features, ((0, 0), (0, max(0, frames - features.shape[1]))))[:, :frames]
+        )
         encoded = self._model.encode(features)
         prompt = self._model.get_prompt(self._tokenizer, [], without_timestamps=True, hotwords=hotwords)
         # Speech runs at about 3 tokens a second; the bound stops a repetition loop early.
@@ -165,7 +167,11 @@ class _Resampler:
     def __init__(self, sample_rate: int) -> None:
         self.sample_rate = sample_rate
         self._odd = b""
-        self._av = None if sample_rate == SAMPLE_RATE else av.AudioResampler(format="s16", layout="mono", rate=SAMPLE_RATE)
+        self._av = (
+            None
+            if sample_rate == SAMPLE_RATE
+            else av.AudioResampler(format="s16", layout="mono", rate=SAMPLE_RATE)
+        )
 
     def __call__(self, pcm: bytes) -> np.ndarray:
         data = self._odd + pcm
@@ -186,7 +192,9 @@ class _Resampler:
             return np.zeros(0, dtype=np.float32)
         if self._av is None:
             return samples.astype(np.float32) / 32768.0
-        frame = av.AudioFrame.from_ndarray(samples.astype(np.int16).reshape(1, -1), format="s16", layout="mono")
+        frame = av.AudioFrame.from_ndarray(
+            samples.astype(np.int16).reshape(1, -1), format="s16", layout="mono"
+        )
         frame.sample_rate = self.sample_rate
         return self._collect(self._av.resample(frame))
 
@@ -215,7 +223,9 @@ class StreamingTranscriber:
         vad_threshold: float = 0.5,
     ) -> None:
         if not MIN_SAMPLE_RATE <= sample_rate <= MAX_SAMPLE_RATE:
-            raise ValueError(f"sample rate {sample_rate} Hz is outside {MIN_SAMPLE_RATE}..{MAX_SAMPLE_RATE} Hz")
+            raise ValueError(
+                f"sample rate {sample_rate} Hz is outside {MIN_SAMPLE_RATE}..{MAX_SAMPLE_RATE} Hz"
+            )
         self.model = model
         self.hotwords = name_prompt(names)
         self._resample = _Resampler(sample_rate)
@@ -293,7 +303,10 @@ class StreamingTranscriber:
                 if self._vad_pos - self._start >= self._max_utterance:
                     events.extend(self._final(self._vad_pos))
                     self._start, self._last_speech, self._speech, self._partial_at = (
-                        self._vad_pos, self._vad_pos, 0, self._vad_pos
+                        self._vad_pos,
+                        self._vad_pos,
+                        0,
+                        self._vad_pos,
                     )
             elif self._vad_pos - self._last_speech >= self._silence:
                 events.extend(self._final(self._last_speech))
@@ -316,11 +329,17 @@ class StreamingTranscriber:
         self._partial_at = self._vad_pos
         if self._speech < self._min_speech:
             return []
-        text = self.model.transcribe(self._slice(self._start, self._vad_pos), beam_size=1, hotwords=self.hotwords)
+        text = self.model.transcribe(
+            self._slice(self._start, self._vad_pos), beam_size=1, hotwords=self.hotwords
+        )
         if not text or text == self._partial_text:
             return []
         self._partial_text = text
-        return [TranscriptEvent(text=text, start=self._start / SAMPLE_RATE, end=self._vad_pos / SAMPLE_RATE, final=False)]
+        return [
+            TranscriptEvent(
+                text=text, start=self._start / SAMPLE_RATE, end=self._vad_pos / SAMPLE_RATE, final=False
+            )
+        ]
 
     def _slice(self, start: int, end: int) -> np.ndarray:
         lo = max(0, start - self._pad - self._origin)

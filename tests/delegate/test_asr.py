@@ -93,7 +93,9 @@ def test_other_sample_rates_are_resampled(model, clips, rate):
     clip = clips["name_cue"]
     audio = decode_audio(str(clip.path), sampling_rate=rate)
     pcm = (audio * 32767).astype("<i2").tobytes()
-    events = feed_all(StreamingTranscriber(model, sample_rate=rate, names=clip.attendees), pcm, chunk=rate // 10 * 2)
+    events = feed_all(
+        StreamingTranscriber(model, sample_rate=rate, names=clip.attendees), pcm, chunk=rate // 10 * 2
+    )
     texts = finals(events)
     assert len(texts) == 2
     assert "update" in texts[1] and "collection" in texts[1]
