@@ -291,6 +291,8 @@ def main(
 ) -> None:
     """Run the action extractor over whole meetings and score it against gold action items."""
     console = Console()
+    if console.width < 110:  # the table needs the room; pipes and CI report 80 columns
+        console = Console(width=110)
     try:
         meetings = load(data)
         gold_items = load_gold(gold)

@@ -27,14 +27,16 @@ from __future__ import annotations
 
 import re
 from collections import deque
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Literal, Protocol, runtime_checkable
 
 from pydantic import BaseModel, ConfigDict
 
 from delegate.meeting import MeetingState
-from delegate.models import ActionStatus, ActionType, ProposedAction, Utterance
+from delegate.models import ActionStatus, ActionType, Profile, ProposedAction, Utterance
+from delegate.names import Reference, find
+from delegate.similarity import similarity, warm_up
 from delegate.text import content_words
 
 # --- vocabulary -----------------------------------------------------------------------------------
@@ -118,11 +120,17 @@ _SKIP = (
     r"uh|um|ehm|eh|so|and|,)[\s,]+)*"
 )
 _VERB = r"(?P<verb>[A-Za-z][A-Za-z-]*)"
+_NAME = r"(?:\[PERSON\d+\]|(?<![.?!] )\b[A-Z][a-zà-ÿ]+(?:\s[A-Z][a-zà-ÿ]+)?)"
 
 Trigger = Literal["self", "self_weak", "we", "we_weak", "let_me", "lets", "request", "please", "you_modal",
                   "assign", "everyone", "nominate"]
 
 # Base confidence per trigger: how often such a clause is a real action item in meeting talk.
+_SELF_TRIGGERS = frozenset({"self", "self_weak", "we", "we_weak", "let_me", "lets"})
+_REQUEST_TRIGGERS = frozenset({"request", "please", "you_modal", "assign", "nominate", "everyone"})
+_TENTATIVE_TRIGGERS = frozenset({"self_weak", "we", "we_weak", "lets"})
+_PRONOUN_OBJECT = re.compile(r"^\S+(?:\s+(?:up|out|over|on))?\s+(it|this|that|them|something|these|those|one|so)\b", re.I)
+
 _BASE: dict[Trigger, float] = {
     "self": 0.55, "self_weak": 0.35, "we": 0.3, "we_weak": 0.15, "let_me": 0.35, "lets": 0.2,
     "request": 0.5, "please": 0.5, "you_modal": 0.3, "assign": 0.5, "everyone": 0.45, "nominate": 0.25,
@@ -150,10 +158,10 @@ _PATTERNS: list[tuple[Trigger, re.Pattern[str]]] = [
         rf"\byou\s*(?:should|need to|have to|must|will|{_APOS}ll|are going to|{_APOS}re going to|can|could)\s+"
         rf"{_SKIP}{_VERB}", re.I)),
     ("assign", re.compile(
-        rf"(?P<who>\[PERSON\d+\](?:\s*(?:,|and|or)\s*\[PERSON\d+\])*)\s*,?\s*(?:will|{_APOS}ll|should|could|can|"
+        rf"(?P<who>{_NAME}(?:\s*(?:,|and|or)\s*{_NAME})*)\s*,?\s*(?:will|{_APOS}ll|should|could|can|"
         rf"is going to|has to|needs to|must|shall|would|please|is responsible for)\s+{_SKIP}{_VERB}", re.I)),
     ("nominate", re.compile(
-        rf"(?P<who>\[PERSON\d+\])(?:\s*(?:,|uh|um|ehm|eh)\b)*\s*,?\s*(?:to|for|who could|who can|who will)\s+"
+        rf"(?P<who>{_NAME})(?:\s*(?:,|uh|um|ehm|eh)\b)*\s*,?\s*(?:to|for|who could|who can|who will)\s+"
         rf"{_SKIP}{_VERB}", re.I)),
     ("everyone", re.compile(
         rf"(?:\b(?:everyone|everybody|all of you|each of you|all (?:the )?partners|you all|you guys)\s*,?\s*"
@@ -243,8 +251,13 @@ class Candidate(BaseModel):
     action_type: ActionType
     due: str | None
     confidence: float
+    anaphoric: bool = False
+    """Its object is a pronoun ("I'll send it"): what it is comes from an earlier candidate."""
     accepted: bool = False
-    """An acceptance: its assignees replace those of the request it takes over."""
+    """It takes over an earlier candidate: its assignees replace those of the action proposed from it."""
+    antecedent_excerpt: str | None = None
+    source_ids: tuple[int, ...] = ()
+    """Further utterances the action draws on."""
 
 
 class ActionEvent(BaseModel):
@@ -310,6 +323,10 @@ class ActionBook:
         self.events.append(ActionEvent(action_id=action.id, event=event, utterance_id=utterance_id, action=action))
         return action
 
+    def replace(self, action: ProposedAction) -> None:
+        """Keep a detail that is not worth an event (one more utterance id for a bare restatement)."""
+        self._actions[action.id] = action
+
     def apply_feedback(self, action_id: str, approve: bool) -> ProposedAction:
         status: ActionStatus = "approved" if approve else "rejected"
         action = self.get(action_id).model_copy(update={"status": status})
@@ -328,6 +345,11 @@ def sentences(text: str) -> Iterable[tuple[int, int]]:
             end -= 1
         if end > start:
             yield start, end
+
+
+def _anaphoric(clause: str, verb: str) -> bool:
+    """The work is named only by a pronoun: "do it", "send it to him", "draft something"."""
+    return bool(_PRONOUN_OBJECT.match(clause))
 
 
 def find_due(text: str) -> str | None:
@@ -370,39 +392,83 @@ def _clip_clause(text: str, max_words: int = 22) -> str:
     return text.strip(" ,;:-–—")
 
 
-def imperative(clause: str, speaker: str, assignees: tuple[str, ...], addressee: str | None) -> str:
-    """A clean imperative sentence from the words after the trigger, names kept as masks."""
+def mask(label: str) -> str:
+    return f"[{label}]"
+
+
+def imperative(clause: str, speaker: str, assignees: tuple[str, ...], addressee: str | None,
+               spoken: Callable[[str], str] = mask) -> str:
+    """A clean imperative sentence from the words after the trigger; "you" and "me" become the people
+    meant, written by `spoken` (masks stay masks: `[PERSON5]`)."""
     text = _FILLERS.sub(" ", clause)
     text = _SPACE.sub(" ", text).strip()
     text = _dedupe_words(text)
     text = _clip_clause(text)
     by_speaker = speaker in assignees
     if by_speaker and addressee:
-        text = re.sub(r"\byou\b", f"[{addressee}]", text, flags=re.I)
-        text = re.sub(r"\byour\b", f"[{addressee}]'s", text, flags=re.I)
+        text = re.sub(r"\byou\b", spoken(addressee), text, flags=re.I)
+        text = re.sub(r"\byour\b", f"{spoken(addressee)}'s", text, flags=re.I)
     if not by_speaker:
-        text = re.sub(r"\b(me|us)\b", f"[{speaker}]", text, flags=re.I)
-        text = re.sub(r"\bmy\b", f"[{speaker}]'s", text, flags=re.I)
+        text = re.sub(r"\b(me|us)\b", spoken(speaker), text, flags=re.I)
+        text = re.sub(r"\bmy\b", f"{spoken(speaker)}'s", text, flags=re.I)
     text = _dedupe_words(text).rstrip(" ,;:-–—?.!")
     if not text:
         return ""
     return text[0].upper() + text[1:] + "."
 
 
-def _addressee(text: str, sentence_start: int, trigger_start: int, previous: str | None, speaker: str) -> str | None:
-    """Who a request is spoken to: a vocative mask in the sentence (or opening the turn), else `previous`."""
-    for m in _MENTION.finditer(text):
-        label = m.group(1)
-        if label == speaker:
-            continue
-        before = text[: m.start()].split()
-        prev_word = before[-1].strip(",.").lower() if before else ""
-        opens = m.start() == 0 or not text[: m.start()].strip(" ,.-") or prev_word in {"so", "ok", "okay", "and", "yes", "yeah"}
-        near = sentence_start <= m.start() <= trigger_start and prev_word not in _NOT_VOCATIVE
-        after = m.start() > trigger_start and text[m.end(): m.end() + 2].strip().startswith(("?", ","))
-        if (opens and prev_word not in _NOT_VOCATIVE) or near or (after and prev_word not in _NOT_VOCATIVE):
-            return label
-    return previous
+_VOCATIVE_OPENERS = frozenset({"so", "ok", "okay", "and", "yes", "yeah", "well", "now", "then", "great"})
+
+
+@dataclass
+class People:
+    """The attendees as they can be named in speech: `[PERSONk]` masks, display names, first names."""
+
+    labels: tuple[str, ...] = ()
+    names: dict[str, str] = field(default_factory=dict)
+    _profiles: dict[str, Profile] = field(default_factory=dict, init=False)
+    _by_word: dict[str, str] = field(default_factory=dict, init=False)
+
+    def __post_init__(self) -> None:
+        for label in self.labels:
+            display = self.names.get(label, label)
+            parts = display.split()
+            aliases = [parts[0]] if len(parts) > 1 else []
+            self._profiles[label] = Profile(name=display, label=label, aliases=aliases)
+            for word in {display, *aliases, label}:
+                self._by_word.setdefault(word.lower(), label)
+
+    @classmethod
+    def of(cls, meeting: MeetingState) -> People:
+        return cls(labels=tuple(meeting.attendees), names=dict(meeting.names))
+
+    def spoken(self, label: str) -> str:
+        """How a description names someone: their display name when the meeting has one, else the mask."""
+        name = self.names.get(label)
+        return name if name and name != label else mask(label)
+
+    def resolve(self, word: str) -> str | None:
+        """The label of a mask (`[PERSON3]`), a display name or a first name, if it is an attendee's."""
+        m = _MENTION.fullmatch(word.strip())
+        if m:
+            return m.group(1)
+        return self._by_word.get(word.strip().lower())
+
+    def addressed(self, sentence: str, speaker: str) -> str | None:
+        """The attendee a sentence is spoken to by name ("Marcus, can you ...", "... right, [PERSON5]?")."""
+        for label, profile in self._profiles.items():
+            if label != speaker and find(sentence, profile).reference is Reference.addressed:
+                return label
+        for m in _MENTION.finditer(sentence):  # masks of people who have not spoken yet
+            label = m.group(1)
+            if label == speaker or label in self._profiles:
+                continue
+            before = sentence[: m.start()].split()
+            prev_word = before[-1].strip(",.").lower() if before else ""
+            slot = not before or prev_word in _VOCATIVE_OPENERS or sentence[m.end():].lstrip().startswith((",", "?"))
+            if slot and prev_word not in _NOT_VOCATIVE:
+                return label
+        return None
 
 
 def _confidence(trigger: Trigger, verb: str, clause: str, sentence: str, due: str | None, named: bool,
@@ -456,12 +522,16 @@ class ActionExtractor:
     max_open: int = 24
     book: ActionBook = field(init=False)
     _open: deque[_Open] = field(init=False)
-    _requests: deque[Candidate] = field(init=False)
+    _recent: deque[Candidate] = field(init=False)
+    """Recent candidates, proposed or not: what "I'll do it" and "will do" refer back to."""
+    _people: People = field(init=False)
 
     def __post_init__(self) -> None:
         self.book = ActionBook(principal=self.principal)
         self._open = deque(maxlen=self.max_open)
-        self._requests = deque(maxlen=8)
+        self._recent = deque(maxlen=12)
+        self._people = People()
+        warm_up()  # load the embeddings now, not inside the first utterance
 
     @property
     def actions(self) -> list[ProposedAction]:
@@ -478,15 +548,17 @@ class ActionExtractor:
         utterance = meeting.last
         if utterance is None or not utterance.final:
             return []
+        if len(self._people.labels) != len(meeting.attendees) or self._people.names != meeting.names:
+            self._people = People.of(meeting)  # only when someone new speaks: bounded by the attendee count
         previous = self._previous_speaker(meeting, utterance)
-        found = self.candidates(utterance, previous, attendees=meeting.attendees)
-        accepted = self._accepted(utterance)
-        if accepted is not None:
-            found.append(accepted)
+        found = [self._resolve(c) for c in self.candidates(utterance, previous, attendees=meeting.attendees)]
+        if not found:
+            accepted = self._accepted(utterance)
+            if accepted is not None:
+                found.append(accepted)
         out: dict[str, ProposedAction] = {}
         for cand in sorted(found, key=lambda c: -c.confidence):
-            if cand.trigger in {"request", "please", "you_modal", "assign", "nominate", "everyone"}:
-                self._requests.append(cand)
+            self._recent.append(cand)
             if cand.confidence < self.threshold:
                 continue
             action = self._propose_or_merge(cand)
@@ -511,22 +583,32 @@ class ActionExtractor:
         return None
 
     def candidates(self, utterance: Utterance, previous: str | None, attendees: list[str] | None = None) -> list[Candidate]:
-        """Every clause of `utterance` that reads as an action item, best first, one per sentence."""
+        """Every clause of `utterance` that reads as an action item, one per sentence."""
         text = utterance.text
         out: list[Candidate] = []
+        opening = next(iter(sentences(text)), (0, 0))
         for start, end in sentences(text):
             sentence = text[start:end]
             best: Candidate | None = None
             for trigger, pattern in _PATTERNS:
                 for m in pattern.finditer(sentence):
-                    cand = self._candidate(utterance, trigger, m, start, sentence, previous, attendees or [])
+                    cand = self._candidate(utterance, trigger, m, sentence, text[opening[0]:opening[1]], previous,
+                                           attendees or [])
                     if cand is not None and (best is None or cand.confidence > best.confidence):
                         best = cand
             if best is not None:
                 out.append(best)
         return out
 
-    def _candidate(self, utterance: Utterance, trigger: Trigger, m: re.Match[str], offset: int, sentence: str,
+    def _addressee(self, sentence: str, opening: str, previous: str | None, speaker: str) -> tuple[str | None, bool]:
+        """Who a request is spoken to, and whether by name: the sentence's vocative, the turn's, else `previous`."""
+        for text in (sentence, opening):
+            label = self._people.addressed(text, speaker)
+            if label is not None:
+                return label, True
+        return previous, False
+
+    def _candidate(self, utterance: Utterance, trigger: Trigger, m: re.Match[str], sentence: str, opening: str,
                    previous: str | None, attendees: list[str]) -> Candidate | None:
         verb = m.group("verb").lower()
         if verb not in WORK_VERBS:
@@ -538,73 +620,98 @@ class ActionExtractor:
             return None
         if trigger == "please" and _UNOWNED.search(sentence):
             return None  # "could someone please ...": nobody owns it yet
-        if verb in _WEAK_VERBS and len(content_words(clause)) < 3:
+        anaphoric = _anaphoric(clause, verb)
+        if verb in _WEAK_VERBS and len(content_words(clause)) < 3 and not anaphoric:
             return None
         if verb in {"let", "lets"} and not re.match(r"let \S+(?: \S+)? know", clause, re.I):
             return None
         speaker = utterance.speaker
         named = False
         addressee: str | None = None
-        if trigger in {"self", "self_weak", "we", "we_weak", "let_me", "lets"}:
+        if trigger in _SELF_TRIGGERS:
             assignees: tuple[str, ...] = (speaker,)
-            addressee = _addressee(utterance.text, offset, offset + m.start(), previous, speaker)
+            addressee, _ = self._addressee(sentence, opening, previous, speaker)
         elif trigger in {"assign", "nominate"}:
-            assignees = tuple(dict.fromkeys(_MENTION.findall(m.group("who"))))
+            who = [self._people.resolve(w) for w in re.split(r"\s*(?:,|\band\b|\bor\b)\s*", m.group("who")) if w.strip()]
+            assignees = tuple(dict.fromkeys(w for w in who if w is not None))
+            if not assignees:
+                return None
             named = True
         elif trigger == "everyone":
             # The speaker is on the hook too: they asked everyone and will chase it.
             assignees = tuple(dict.fromkeys([speaker, *attendees]))
         else:
-            target = _addressee(utterance.text, offset, offset + m.start(), previous, speaker)
+            target, named = self._addressee(sentence, opening, previous, speaker)
             if target is None:
                 return None
-            named = target != previous or _MENTION.search(sentence) is not None and f"[{target}]" in sentence
             assignees = (target,)
             addressee = target
-        description = imperative(clause, speaker, assignees, addressee)
-        if len(content_words(description)) < 2:
+        description = imperative(clause, speaker, assignees, addressee, self._people.spoken)
+        if len(content_words(description)) < 2 and not anaphoric:
             return None
         due = find_due(clause)
         confidence = _confidence(trigger, verb, clause, sentence, due, named, sentence[: m.start()])
-        excerpt = sentence.strip()
         return Candidate(
-            utterance_id=utterance.id, excerpt_utterance_id=utterance.id, speaker=speaker, trigger=trigger, assignees=assignees,
-            description=description, excerpt=excerpt, action_type=action_type(description), due=due,
-            confidence=confidence,
+            utterance_id=utterance.id, excerpt_utterance_id=utterance.id, speaker=speaker, trigger=trigger,
+            assignees=assignees, description=description, excerpt=sentence.strip(),
+            action_type=action_type(description), due=due, confidence=confidence, anaphoric=anaphoric,
         )
 
+    def _antecedent(self, speaker: str, utterance_id: int, horizon: int) -> Candidate | None:
+        """The recent candidate a bare "I'll do it" / "will do" by `speaker` takes on: one assigned to them,
+        a request by someone else, or their own tentative "we can ..." proposal."""
+        for prior in reversed(self._recent):
+            if utterance_id - prior.utterance_id > horizon:
+                break
+            if prior.utterance_id == utterance_id or prior.anaphoric:
+                continue
+            if (speaker in prior.assignees or (prior.speaker != speaker and prior.trigger in _REQUEST_TRIGGERS)
+                    or (prior.speaker == speaker and prior.trigger in _TENTATIVE_TRIGGERS)):
+                return prior
+        return None
+
+    def _resolve(self, cand: Candidate) -> Candidate:
+        """An anaphoric commitment ("I'll draft something by Wednesday") takes over what it refers to."""
+        if not cand.anaphoric:
+            return cand
+        prior = self._antecedent(cand.speaker, cand.utterance_id, horizon=4)
+        if prior is None:
+            return cand
+        description = prior.description
+        return cand.model_copy(update={
+            "description": description,
+            "action_type": action_type(description),
+            "due": cand.due or prior.due,
+            "confidence": max(cand.confidence, prior.confidence) + 0.15,
+            "accepted": True,
+            "antecedent_excerpt": prior.excerpt,
+            "source_ids": (prior.excerpt_utterance_id,),
+        })
+
     def _accepted(self, utterance: Utterance) -> Candidate | None:
-        """A short "Sure, I can do it" takes over a recent request: one naming this speaker (a few turns
-        back), else the last request by someone else (the mask or the addressee guess was wrong)."""
+        """A short "Sure, I can do it" / "Will do" takes over a recent request or proposal."""
         text = utterance.text
         if len(text.split()) > 25 or not any(_ACCEPT.search(text[a:b]) for a, b in sentences(text)):
             return None
-        chosen: Candidate | None = None
-        for req in reversed(self._requests):
-            age = utterance.id - req.utterance_id
-            if age > 8 or req.speaker == utterance.speaker:
-                continue
-            if utterance.speaker in req.assignees:
-                chosen = req
-                break
-            if chosen is None and age <= 3 and len(req.assignees) == 1:
-                chosen = req
-        if chosen is None:
+        prior = self._antecedent(utterance.speaker, utterance.id, horizon=8)
+        if prior is None or (utterance.speaker not in prior.assignees and utterance.id - prior.utterance_id > 3):
             return None
-        return chosen.model_copy(update={
+        return prior.model_copy(update={
             "assignees": (utterance.speaker,),
-            "confidence": max(chosen.confidence, 0.45) + 0.25,
+            "confidence": max(prior.confidence, 0.45) + 0.25,
             "trigger": "self",
             "utterance_id": utterance.id,
+            "speaker": utterance.speaker,
             "accepted": True,
+            "antecedent_excerpt": prior.excerpt,
         })
 
     # -- proposing and merging --
 
     def _propose_or_merge(self, cand: Candidate) -> ProposedAction | None:
         same = self._restated(cand)
+        ids = {cand.excerpt_utterance_id, cand.utterance_id, *cand.source_ids}
         if same is None:
-            ids = {cand.excerpt_utterance_id, cand.utterance_id}
             action = ProposedAction(
                 id=self.book.next_id(), action_type=cand.action_type, description=cand.description,
                 assignees=list(cand.assignees), due=cand.due, supporting_excerpt=cand.excerpt,
@@ -615,15 +722,15 @@ class ActionExtractor:
             return action
         old = same.action
         update: dict[str, object] = {}
-        ids = sorted({*old.utterance_ids, cand.excerpt_utterance_id, cand.utterance_id})
-        if ids != old.utterance_ids:
-            update["utterance_ids"] = ids
+        merged_ids = sorted({*old.utterance_ids, *ids})
+        if merged_ids != old.utterance_ids:
+            update["utterance_ids"] = merged_ids
         if cand.due and cand.due != old.due:
             update["due"] = cand.due
         assignees = list(cand.assignees) if cand.accepted else list(dict.fromkeys([*old.assignees, *cand.assignees]))
         if assignees != old.assignees:
             update["assignees"] = assignees
-        if len(content_words(cand.description)) > len(content_words(old.description)) + 1:
+        if not cand.accepted and len(content_words(cand.description)) > len(content_words(old.description)) + 1:
             update["description"] = cand.description
             update["action_type"] = cand.action_type
         same.last_utterance = cand.utterance_id
@@ -633,7 +740,7 @@ class ActionExtractor:
         action = old.model_copy(update=update)
         if not material:
             # A bare restatement: remember it, but do not bother the principal again.
-            self.book._actions[action.id] = action
+            self.book.replace(action)
             same.action = action
             return None
         action = self.book.put(action, cand.utterance_id)
@@ -641,15 +748,13 @@ class ActionExtractor:
         return action
 
     def _restated(self, cand: Candidate) -> _Open | None:
-        from delegate.similarity import similarity
-
         best: tuple[float, _Open] | None = None
         for item in self._open:
             if cand.utterance_id - item.last_utterance > self.merge_window:
                 continue
             if item.action.status == "rejected":
                 continue
-            if cand.accepted and item.action.supporting_excerpt == cand.excerpt:
+            if cand.antecedent_excerpt is not None and item.action.supporting_excerpt == cand.antecedent_excerpt:
                 return item
             if not set(cand.assignees) & set(item.action.assignees):
                 continue
@@ -657,4 +762,3 @@ class ActionExtractor:
             if score >= 0.62 and (best is None or score > best[0]):
                 best = (score, item)
         return best[1] if best else None
-

@@ -45,6 +45,11 @@ def _wordllama():  # type: ignore[no-untyped-def]  # WordLlamaInference has no s
     return _model
 
 
+def warm_up() -> None:
+    """Load the embedding model now (about 0.2 s, once per process) rather than on the first comparison."""
+    _wordllama()
+
+
 @lru_cache(maxsize=8192)
 def embedding(text: str) -> np.ndarray:
     """The unit-length embedding of `text` (cached: descriptions are compared many times)."""
