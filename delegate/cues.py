@@ -10,6 +10,7 @@
 
 from __future__ import annotations
 
+import math
 import re
 from dataclasses import dataclass
 from functools import lru_cache
@@ -18,7 +19,7 @@ from delegate import names
 from delegate.meeting import MeetingState, is_backchannel
 from delegate.models import Profile, Scenario, Utterance
 from delegate.relevance import topical
-from delegate.text import tokens
+from delegate.text import tokens, word_count
 
 _QUESTION_WORDS = frozenset("what how when where why which who whom whose".split())
 _AUX_START = frozenset("do does did can could would will is are was were have has should shall may might".split())
@@ -58,6 +59,11 @@ def _person(label: str, display: str) -> Profile:
     return Profile(name=display, label=label, aliases=aliases)
 
 
+def _other_name_words(meeting: MeetingState, principal: Profile) -> frozenset[str]:
+    own = {w.lower() for n in (principal.name, *principal.aliases) for w in n.split()}
+    return frozenset(w.lower() for label in meeting.attendees if label != principal.speaker_label for w in meeting.display_name(label).split()) - own
+
+
 def addressed_others(meeting: MeetingState, utterance: Utterance, principal: Profile) -> list[str]:
     """Labels of other attendees this utterance addresses by name."""
     out = []
@@ -80,11 +86,72 @@ def _query(meeting: MeetingState) -> str:
 
 
 class CueThresholds:
-    """Weights of the implicit-cue and chime-in scores, and where they tip into speaking."""
+    """Where the turn-taking and chime-in scores tip into speaking."""
 
-    implicit = 0.55
-    chime_in = 0.47
-    partner_topical_floor = 0.30
+    turn_taking = 0.45
+    chime_in = 0.36
+
+
+# Logistic weights of the turn-taking score (does the floor come back to a principal who is in the
+# exchange?). Fitted once on the ELITR dev meetings (matched implicit/chime-in cases against engaged
+# negatives, both restricted to snapshots where the principal is among the last four speakers);
+# leave-one-meeting-out AUC 0.82. Signs read as one would expect: being the speaker's partner, talk about
+# one's own topics, a follow-up to one's own question push towards speaking; a crowded exchange and
+# third persons named in the turn push away.
+TURN_TAKING_WEIGHTS: dict[str, float] = {
+    "bias": -1.56,
+    "partner": 0.75,
+    "question": -0.25,
+    "you": 0.10,
+    "topic": 1.37,
+    "topic_last": 1.54,
+    "cut_off": -0.04,
+    "length": -0.06,
+    "replies_share": 0.91,
+    "pair_share": 0.98,
+    "distinct_speakers": -2.29,
+    "followed_own_question": 1.04,
+    "own_turn_length": 1.00,
+    "others_named": -1.52,
+}
+
+
+def turn_taking_features(meeting: MeetingState, principal: Profile, topic: float, topic_last: float) -> dict[str, float]:
+    last = meeting.last
+    assert last is not None
+    me = principal.speaker_label
+    recent = [t.utterance for t in meeting.recent]
+    speakers = [u.speaker for u in recent][-6:]
+    mine = [u for u in recent if u.speaker == me]
+    total = sum(n for (a, _), n in meeting.replies.items() if a == last.speaker)
+    named = sum(1 for t in tokens(last.text) if t.startswith("[") and t != f"[{me}]")
+    named += sum(1 for label in meeting.attendees if label not in (me, last.speaker) and _mentions_name(last.text, meeting.display_name(label)))
+    return {
+        "bias": 1.0,
+        "partner": float(meeting.recent_speakers(2)[1:] == [me]),
+        "question": float(is_question(last.text)),
+        "you": float(_addresses_you(last.text)),
+        "topic": topic,
+        "topic_last": topic_last,
+        "cut_off": float(bool(_TRAILING_CUT.search(last.text))),
+        "length": min(word_count(last.text), 80) / 80,
+        "replies_share": meeting.replies[(last.speaker, me)] / total if total else 0.0,
+        "pair_share": sum(1 for s in speakers if s in (me, last.speaker)) / max(len(speakers), 1),
+        "distinct_speakers": len(set(speakers)) / 6,
+        "followed_own_question": float(bool(mine) and is_question(mine[-1].text)),
+        "own_turn_length": min(word_count(mine[-1].text), 80) / 80 if mine else 0.0,
+        "others_named": min(named, 3) / 3,
+    }
+
+
+def _mentions_name(text: str, display: str) -> bool:
+    first = display.split()[0] if display else ""
+    return bool(first) and not first.startswith("PERSON") and re.search(rf"\b{re.escape(first)}\b", text) is not None
+
+
+def turn_taking_score(features: dict[str, float]) -> float:
+    z = sum(TURN_TAKING_WEIGHTS[k] * v for k, v in features.items())
+    return 1.0 / (1.0 + math.exp(-z))
 
 
 def detect(meeting: MeetingState, principal: Profile, th: type[CueThresholds] = CueThresholds) -> Cue:
@@ -95,7 +162,7 @@ def detect(meeting: MeetingState, principal: Profile, th: type[CueThresholds] = 
     if last.speaker == me:
         return Cue(Scenario.none, 0.95, "the principal has just spoken")
 
-    hit = names.find(last.text, principal)
+    hit = names.find(last.text, principal, _other_name_words(meeting, principal))
     if hit.reference is names.Reference.addressed:
         how = {"garbled": f"heard '{hit.surface}', taken for their name"}.get(hit.form, f"named as '{hit.surface}'")
         return Cue(Scenario.explicit_cue, 0.9 * hit.score + 0.1, f"addressed by name ({how})")
@@ -114,27 +181,17 @@ def detect(meeting: MeetingState, principal: Profile, th: type[CueThresholds] = 
 
     topic = topical(_query(meeting), principal)
     speakers = meeting.recent_speakers(4)
-    rank = speakers.index(me) if me in speakers else -1
-    cut_off = bool(_TRAILING_CUT.search(last.text))
-
-    # Implicit cue: the principal is the speaker's partner in this exchange and the turn comes back to them.
-    implicit = 0.0
-    if rank == 1:
-        implicit = 0.45
-    elif rank == 2:
-        implicit = 0.2
-    if implicit:
-        implicit += 0.2 if question else 0.0
-        implicit += 0.1 if _addresses_you(last.text) else 0.0
-        implicit += 0.25 * max(0.0, topic - th.partner_topical_floor)
-        implicit -= 0.15 if cut_off else 0.0
-        if implicit >= th.implicit:
+    if me in speakers:
+        topic_last = topical(last.text, principal)
+        score = turn_taking_score(turn_taking_features(meeting, principal, topic, topic_last))
+        if score >= th.turn_taking:
             why = "asked right after the principal spoke" if question else "the exchange hands the turn back"
-            return Cue(Scenario.implicit_cue, min(implicit, 0.95), why, topic)
+            scenario = Scenario.implicit_cue if (question or speakers[1:2] == [me]) else Scenario.chime_in
+            return Cue(scenario, round(score, 3), why, topic)
+        return Cue(Scenario.none, round(1 - score, 3), "the principal is in the exchange, but the floor is not theirs", topic)
 
-    # Chime-in: the talk reached what the principal knows or wants, and nobody else holds the floor.
-    chime = topic - (0.1 if cut_off else 0.0) - (0.05 if question and rank < 0 else 0.0)
+    cut_off = bool(_TRAILING_CUT.search(last.text))
+    chime = topic - (0.1 if cut_off else 0.0)
     if chime >= th.chime_in:
         return Cue(Scenario.chime_in, min(chime, 0.9), "the discussion reached the principal's topics", topic)
-
     return Cue(Scenario.none, 0.7, "nothing here for the principal", topic)

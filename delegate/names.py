@@ -18,6 +18,7 @@ from rapidfuzz.distance import JaroWinkler
 from rapidfuzz.fuzz import ratio
 
 from delegate.models import Profile
+from delegate.text import clean
 
 
 class Reference(StrEnum):
@@ -214,10 +215,21 @@ def _garble_slot(toks: list[str], i: int) -> bool:
     return clause_start and after.lower() in ("can", "could", "would", "do", "are", "what", "how") and i == 0
 
 
-def find(text: str, person: Profile, garble_threshold: float = 0.78) -> NameHit:
-    """The strongest reference to `person` in `text`: addressed beats mentioned beats absent."""
+def _name_like(toks: list[str], i: int) -> bool:
+    """A capitalised word inside a sentence (recognisers capitalise names), or any word in a vocative slot."""
+    tok = toks[i]
+    sentence_start = i == 0 or toks[i - 1] in _END
+    return (tok[:1].isupper() and not sentence_start and tok != "I") or _garble_slot(toks, i)
+
+
+def find(text: str, person: Profile, others: frozenset[str] = frozenset(), garble_threshold: float = 0.72) -> NameHit:
+    """The strongest reference to `person` in `text`: addressed beats mentioned beats absent.
+
+    `others` are lower-case name words of the other attendees: a word that is someone else's name is
+    never taken for a garbled form of this person's.
+    """
     forms = forms_of(person)
-    toks = _tokenize(text)
+    toks = _tokenize(clean(text))
     best = ABSENT
     lower = [t.lower() for t in toks]
     for i, tok in enumerate(toks):
@@ -234,10 +246,17 @@ def find(text: str, person: Profile, garble_threshold: float = 0.78) -> NameHit:
                 hit = NameHit(_slot_reference(toks, i, i + 1), "alias", tok, 0.95)
             elif hit is None and tok.isupper() and len(tok) >= 2 and lw in forms.initials:
                 hit = NameHit(_slot_reference(toks, i, i + 1), "initials", tok, 0.85)
-            elif hit is None and forms.garble_targets and lw not in _NOT_NAMES and _garble_slot(toks, i):
+            elif (
+                hit is None
+                and forms.garble_targets
+                and lw not in _NOT_NAMES
+                and lw not in others
+                and _name_like(toks, i)
+            ):
                 score = max(sounds_like(lw, target) for target in forms.garble_targets)
                 if score >= garble_threshold:
-                    hit = NameHit(Reference.addressed, "garbled", tok, score)
+                    ref = Reference.addressed if _garble_slot(toks, i) else _slot_reference(toks, i, i + 1)
+                    hit = NameHit(ref, "garbled", tok, score)
         if hit is not None and _rank(hit) > _rank(best):
             best = hit
     return best
