@@ -50,9 +50,8 @@ _HTTP_STATUS = {
     ErrorCode.meeting_closed: 409,
     ErrorCode.bad_message: 422,
 }
-# WebSocket close codes: RFC 6455 policy violation for auth, 4000+ for ours.
 _CLOSE_POLICY = 1008
-_CLOSE_REPLACED = 4000
+"""RFC 6455 policy violation: the close code after an auth failure."""
 
 
 @dataclass
@@ -241,17 +240,14 @@ async def _serve_connection(svc: Service, ws: WebSocket, meeting_id: str) -> Non
         await refuse(e)
         return
 
-    async def find_session() -> MeetingSession | None:
+    def find_session() -> MeetingSession | None:
         found = svc.sessions.get(meeting_id)
         if found is not None:
             svc.auth.check_owner(caller, found.owner)
-            previous = found.attach(conn)
-            if previous is not None:
-                await previous.close(_CLOSE_REPLACED, "replaced by a newer connection")
         return found
 
     try:
-        session = await find_session()
+        session = find_session()
     except ProtocolError as e:
         await refuse(e)
         return
@@ -263,7 +259,7 @@ async def _serve_connection(svc: Service, ws: WebSocket, meeting_id: str) -> Non
                 break
             try:
                 if session is None:
-                    session = await find_session()
+                    session = find_session()
                 session = await _on_frame(svc, conn, frame, session, meeting_id, caller)
             except ProtocolError as e:
                 if e.code in (ErrorCode.unauthorized, ErrorCode.forbidden):
@@ -324,8 +320,7 @@ async def _on_frame(
                 f"No open meeting {meeting_id!r}; a join that starts one needs a principal.",
             )
         session = await svc.sessions.open(meeting_id, spec, owner=caller)
-        session.attach(conn)
-    await session.handle(message)
+    await session.handle(message, conn)
     return session
 
 

@@ -41,6 +41,9 @@ from delegate.store import AuditEvent, AuditKind, Store
 
 log = structlog.get_logger("delegate.session")
 
+CLOSE_REPLACED = 4000
+"""WebSocket close code for a connection that a newer one of the same meeting took over."""
+
 
 class Connection(Protocol):
     """Where a session's frames go: one client connection (the transport implements it)."""
@@ -136,10 +139,15 @@ class MeetingSession:
         if self._on_closed is not None:
             self._on_closed(self)
 
-    def attach(self, conn: Connection) -> Connection | None:
-        """Make `conn` the session's connection; returns the one it replaces, for the caller to close."""
+    def _attach(self, conn: Connection) -> Connection | None:
+        """Make `conn` the session's connection; returns the one it replaces."""
         previous, self._conn = self._conn, conn
         return previous if previous is not conn else None
+
+    async def _retire(self, previous: Connection | None) -> None:
+        # The client came back on a new connection before the old one was noticed dead.
+        if previous is not None:
+            await previous.close(CLOSE_REPLACED, "replaced by a newer connection")
 
     def detach(self, conn: Connection) -> None:
         if self._conn is conn:
@@ -171,16 +179,21 @@ class MeetingSession:
 
     # --- inbound ------------------------------------------------------------------------------------
 
-    async def handle(self, message: ClientMessage) -> None:
-        """Act on one client message; a client mistake raises ProtocolError and changes nothing."""
+    async def handle(self, message: ClientMessage, conn: Connection) -> None:
+        """Act on one client message arriving on `conn`, which becomes the session's connection.
+
+        A client mistake raises ProtocolError and changes nothing.
+        """
         if self.closed:
             raise ProtocolError(ErrorCode.meeting_closed)
         self.last_activity = time.time()
+        if isinstance(message, Join):
+            await self._on_join(message, conn)
+            return
+        await self._retire(self._attach(conn))
         match message:
             case UtteranceIn():
                 await self._on_utterance(message)
-            case Join():
-                await self._on_join(message)
             case Feedback():
                 await self._on_feedback(message)
             case Leave():
@@ -189,7 +202,7 @@ class MeetingSession:
             case AudioStart() | AudioEnd():
                 raise ProtocolError(ErrorCode.audio_not_supported)
 
-    async def _on_join(self, message: Join) -> None:
+    async def _on_join(self, message: Join, conn: Connection) -> None:
         if message.principal is not None and message.principal != self.principal:
             raise ProtocolError(ErrorCode.conflict, f"This meeting's principal is {self.principal.name!r}.")
         async with self._inbound:
@@ -198,12 +211,16 @@ class MeetingSession:
                 client_last_utterance_id=message.last_utterance_id,
                 last_utterance_id=self.state.last_id,
             )
-            await self._send(Ack(of="join", meeting_id=self.meeting_id, last_utterance_id=self.state.last_id))
             # A client that lost its connection may have missed the decision on its latest utterance.
-            if self.decisions and self.decisions[-1].utterance_id == self.state.last_id:
-                await self._send(
-                    DecisionMessage(meeting_id=self.meeting_id, decision=self.decisions[-1], resumed=True)
-                )
+            # Decisions recorded from here on go to `conn` on their own, after the ack (sends are serialized).
+            missed = self.decisions[-1] if self.decisions else None
+            if missed is not None and missed.utterance_id != self.state.last_id:
+                missed = None
+            previous = self._attach(conn)
+            await self._send(Ack(of="join", meeting_id=self.meeting_id, last_utterance_id=self.state.last_id))
+            if missed is not None:
+                await self._send(DecisionMessage(meeting_id=self.meeting_id, decision=missed, resumed=True))
+        await self._retire(previous)
         self._log.info(
             "joined", resume=message.last_utterance_id is not None, last_utterance_id=self.state.last_id
         )

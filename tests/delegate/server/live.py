@@ -1,0 +1,100 @@
+"""A real uvicorn server on 127.0.0.1 in a thread, and a small `websockets` client kit for the tests."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import socket
+import threading
+import time
+from dataclasses import dataclass
+from typing import Any
+
+import uvicorn
+from websockets.asyncio.client import ClientConnection, connect
+
+from delegate.config import Settings
+from delegate.server.app import create_app, uvicorn_config
+
+ALICE = {"name": "Alice Smith", "aliases": ["Alice"], "intents": ["Know when the migration lands"]}
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@dataclass
+class LiveServer:
+    settings: Settings
+    port: int
+    server: uvicorn.Server
+    thread: threading.Thread
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    def ws_url(self, meeting_id: str) -> str:
+        return f"ws://127.0.0.1:{self.port}/v1/meetings/{meeting_id}/stream"
+
+    def stop(self) -> None:
+        self.server.should_exit = True
+        self.thread.join(timeout=15)
+        assert not self.thread.is_alive(), "server did not stop"
+
+
+def start_server(settings: Settings) -> LiveServer:
+    port = free_port()
+    server = uvicorn.Server(uvicorn_config(create_app(settings), settings, "127.0.0.1", port))
+    thread = threading.Thread(target=server.run, name=f"uvicorn-{port}", daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 30
+    while not server.started:
+        if not thread.is_alive() or time.monotonic() > deadline:
+            raise RuntimeError("test server did not start")
+        time.sleep(0.02)
+    return LiveServer(settings, port, server, thread)
+
+
+async def open_ws(live: LiveServer, meeting_id: str, token: str | None = None) -> ClientConnection:
+    headers = {"Authorization": f"Bearer {token}"} if token else None
+    return await connect(live.ws_url(meeting_id), additional_headers=headers, max_size=None)
+
+
+async def recv(ws: ClientConnection, timeout: float = 5.0) -> dict[str, Any]:
+    return json.loads(await asyncio.wait_for(ws.recv(), timeout))
+
+
+async def send(ws: ClientConnection, message: dict[str, Any]) -> None:
+    await ws.send(json.dumps(message))
+
+
+async def join(
+    ws: ClientConnection, principal: dict[str, Any] | None = ALICE, **extra: Any
+) -> dict[str, Any]:
+    message: dict[str, Any] = {"type": "join", **extra}
+    if principal is not None:
+        message["principal"] = principal
+    await send(ws, message)
+    ack = await recv(ws)
+    assert ack["type"] == "ack" and ack["of"] == "join", ack
+    return ack
+
+
+async def say(ws: ClientConnection, uid: int, speaker: str, text: str) -> dict[str, Any]:
+    """Send one utterance; returns its decision frame (after checking the ack came first)."""
+    await send(ws, {"type": "utterance", "id": uid, "speaker": speaker, "text": text})
+    ack = await recv(ws)
+    assert ack == {**ack, "type": "ack", "of": "utterance", "utterance_id": uid}, ack
+    decision = await recv(ws)
+    assert decision["type"] == "decision" and decision["decision"]["utterance_id"] == uid, decision
+    return decision
+
+
+async def expect_error(ws: ClientConnection, code: str) -> dict[str, Any]:
+    frame = await recv(ws)
+    assert frame["type"] == "error" and frame["code"] == code, frame
+    assert frame["detail"], frame
+    return frame
