@@ -92,7 +92,7 @@ _WEAK_VERBS = _forms("do", "make", "get", "give", "take", "put", "keep", "let", 
 # A clause about the meeting itself, happening right now, is not an action item.
 _IN_MEETING = re.compile(
     r"\b(screen|hear me|hear you|see me|mute|unmute|microphone|camera|the chat|in the chat|"
-    r"this meeting|the agenda|next point|next item|slide|go back|scroll|zoom in|share my|"
+    r"(?:open|show|share|go through) the agenda|next point|next item|slide|go back|scroll|zoom in|share my|"
     r"wait a (second|moment|minute)|a second|a moment|a minute|right now|now$)\b",
     re.I,
 )
@@ -559,7 +559,7 @@ class ActionExtractor:
         out: dict[str, ProposedAction] = {}
         for cand in sorted(found, key=lambda c: -c.confidence):
             self._recent.append(cand)
-            if cand.confidence < self.threshold:
+            if cand.confidence < self.threshold or not cand.assignees:
                 continue
             action = self._propose_or_merge(cand)
             if action is not None:
@@ -642,9 +642,8 @@ class ActionExtractor:
             assignees = tuple(dict.fromkeys([speaker, *attendees]))
         else:
             target, named = self._addressee(sentence, opening, previous, speaker)
-            if target is None:
-                return None
-            assignees = (target,)
+            # Nobody to give it to yet: kept (unproposed) for whoever accepts it next.
+            assignees = (target,) if target is not None else ()
             addressee = target
         description = imperative(clause, speaker, assignees, addressee, self._people.spoken)
         if len(content_words(description)) < 2 and not anaphoric:
@@ -685,7 +684,9 @@ class ActionExtractor:
             "confidence": max(cand.confidence, prior.confidence) + 0.15,
             "accepted": True,
             "antecedent_excerpt": prior.excerpt,
-            "source_ids": (prior.excerpt_utterance_id,),
+            # The earlier words say what the work is; the action cites them and both utterances.
+            "excerpt": prior.excerpt,
+            "excerpt_utterance_id": prior.excerpt_utterance_id,
         })
 
     def _accepted(self, utterance: Utterance) -> Candidate | None:

@@ -1,0 +1,246 @@
+"""Action items from a scripted stream of utterances: what is proposed, to whom, merged, and its state."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from delegate.actions import ActionBook, ActionExtractor, Extractor, UnknownAction, action_type, find_due
+from delegate.meeting import MeetingState
+from delegate.models import ProposedAction, Utterance
+
+SHARED = Path(__file__).resolve().parents[2] / ".." / "shared" / "benchmark" / "elitr-dev"
+
+Script = list[tuple[str, str]]
+
+
+def replay(script: Script, principal: str | None = None,
+           names: dict[str, str] | None = None) -> tuple[ActionExtractor, list[list[ProposedAction]], MeetingState]:
+    """Feed (speaker, text) turns one at a time; return the extractor and what each turn emitted."""
+    meeting = MeetingState(meeting_id="m", names=names or {})
+    extractor = ActionExtractor(principal=principal)
+    emitted = []
+    for i, (speaker, text) in enumerate(script):
+        meeting.add(Utterance(id=i, speaker=speaker, text=text))
+        emitted.append(extractor.observe(meeting))
+    return extractor, emitted, meeting
+
+
+def test_commitment_is_proposed_for_the_speaker_with_due_and_verbatim_excerpt() -> None:
+    ex, emitted, _ = replay([
+        ("PERSON1", "Where are we with the slides for the review?"),
+        ("PERSON2", "Uh, I will send you the slides by Friday."),
+    ])
+    assert emitted[0] == []
+    [action] = emitted[1]
+    assert action.assignees == ["PERSON2"]
+    assert action.action_type == "share_document"
+    assert action.due == "by Friday"
+    assert action.description == "Send [PERSON1] the slides by Friday."
+    assert action.supporting_excerpt == "Uh, I will send you the slides by Friday."
+    assert action.utterance_ids == [1]
+    assert action.status == "proposed"
+
+
+@pytest.mark.parametrize("text", [
+    "I sent it yesterday.",
+    "I already sent the report to the reviewers.",
+    "I have sent you the slides this morning.",
+    "I will not send the report before the review.",
+    "Can you share your screen?",
+    "Let me share my screen.",
+    "I will explain the architecture first.",
+    "We'll see.",
+])
+def test_past_reports_negations_and_meeting_room_talk_are_not_actions(text: str) -> None:
+    ex, emitted, _ = replay([("PERSON1", "Okay, next point."), ("PERSON2", text)])
+    assert ex.actions == []
+
+
+def test_request_to_a_named_person_is_assigned_to_them() -> None:
+    ex, emitted, _ = replay([
+        ("PERSON1", "The budget is still open."),
+        ("PERSON3", "[PERSON5], can you prepare the budget table for the review by Wednesday?"),
+    ])
+    [action] = emitted[1]
+    assert action.assignees == ["PERSON5"]
+    assert action.due == "by Wednesday"
+    assert action.description.startswith("Prepare the budget table for the review")
+
+
+def test_request_by_display_name_in_a_meeting_with_names() -> None:
+    names = {"PERSON1": "Dana Whitfield", "PERSON6": "Marcus Oyelaran"}
+    ex, emitted, _ = replay([
+        ("PERSON6", "Support could own the status page."),
+        ("PERSON1", "I like that. Marcus, can you write up a proposal for support owning the status page?"),
+    ], names=names)
+    [action] = emitted[1]
+    assert action.assignees == ["PERSON6"]
+
+
+def test_unnamed_request_goes_to_the_person_spoken_with() -> None:
+    ex, emitted, _ = replay([
+        ("PERSON2", "The export is ready on my side."),
+        ("PERSON1", "Great, please upload the export to the shared folder today."),
+    ])
+    [action] = emitted[1]
+    assert action.assignees == ["PERSON2"]
+    assert action.due == "today"
+
+
+def test_assignment_in_the_third_person() -> None:
+    ex, emitted, _ = replay([
+        ("PERSON1", "So the video."),
+        ("PERSON1", "And [PERSON5] and [PERSON11] should select the video and test the performance."),
+    ])
+    [action] = emitted[1]
+    assert action.assignees == ["PERSON5", "PERSON11"]
+
+
+def test_restatement_is_merged_and_a_changed_due_date_updates_the_action() -> None:
+    ex, emitted, _ = replay([
+        ("PERSON2", "I will send the evaluation report to [PERSON7] on Monday."),
+        ("PERSON1", "Good."),
+        ("PERSON2", "So yes, I'll send the evaluation report to [PERSON7], on Monday."),
+        ("PERSON1", "Could it be earlier?"),
+        ("PERSON2", "Okay, I will send the evaluation report to [PERSON7] on Friday then."),
+    ])
+    assert len(ex.actions) == 1
+    first = emitted[0][0]
+    assert emitted[2] == []  # same details: merged silently
+    [updated] = emitted[4]
+    assert updated.id == first.id
+    assert updated.due == "on Friday"
+    assert updated.utterance_ids == [0, 2, 4]
+    assert updated.supporting_excerpt == first.supporting_excerpt
+    assert [e.event for e in ex.book.events] == ["proposed", "updated"]
+
+
+def test_acceptance_takes_over_the_request_and_its_assignee() -> None:
+    ex, emitted, _ = replay([
+        ("PERSON1", "Could you update the wiki page with the new benchmark numbers?"),
+        ("PERSON3", "Sure, I can do it."),
+    ])
+    [action] = ex.actions
+    assert action.assignees == ["PERSON3"]
+    assert action.description.startswith("Update the wiki page")
+    assert action.supporting_excerpt in "Could you update the wiki page with the new benchmark numbers?"
+    assert action.utterance_ids == [0, 1]
+
+
+def test_anaphoric_commitment_refers_back_to_the_request() -> None:
+    ex, emitted, _ = replay([
+        ("PERSON1", "[PERSON6], can you write up a proposal for support owning the status page?"),
+        ("PERSON6", "Yeah, I'll draft something by Wednesday."),
+    ])
+    [action] = ex.actions
+    assert action.assignees == ["PERSON6"]
+    assert "proposal" in action.description
+    assert action.due == "by Wednesday"
+    assert action.supporting_excerpt == "[PERSON6], can you write up a proposal for support owning the status page?"
+
+
+def test_principal_actions_are_flagged_with_an_offer() -> None:
+    ex, emitted, _ = replay([
+        ("PERSON1", "[PERSON4], could you e-mail the vendor about the contract renewal?"),
+        ("PERSON2", "And I will review the contract draft this week."),
+    ], principal="PERSON4")
+    mine, theirs = ex.actions
+    assert mine.for_principal and mine.action_type == "send_email"
+    assert mine.offer == "I can draft this email for you."
+    assert not theirs.for_principal and theirs.offer is None
+
+
+def test_feedback_changes_the_state_and_is_recorded() -> None:
+    ex, _, _ = replay([
+        ("PERSON1", "I will book the meeting room for the workshop."),
+        ("PERSON2", "And I'll prepare the agenda for the workshop tomorrow."),
+    ])
+    first, second = ex.actions
+    approved = ex.apply_feedback(first.id, approve=True)
+    rejected = ex.apply_feedback(second.id, approve=False)
+    assert approved.status == "approved" and rejected.status == "rejected"
+    assert [a.status for a in ex.actions] == ["approved", "rejected"]
+    assert [(e.action_id, e.event) for e in ex.book.events] == [
+        (first.id, "proposed"), (second.id, "proposed"), (first.id, "approved"), (second.id, "rejected"),
+    ]
+    with pytest.raises(UnknownAction):
+        ex.apply_feedback("nope", approve=True)
+
+
+def test_a_rejected_action_is_not_revived_by_a_restatement() -> None:
+    ex, _, meeting = replay([("PERSON1", "I will book the meeting room for the workshop.")])
+    ex.apply_feedback(ex.actions[0].id, approve=False)
+    meeting.add(Utterance(id=1, speaker="PERSON1", text="So I will book the meeting room for the workshop on Monday."))
+    [new] = ex.observe(meeting)
+    assert new.id != ex.actions[0].id and ex.actions[0].status == "rejected"
+
+
+def test_action_book_alone() -> None:
+    book = ActionBook(principal="PERSON1")
+    a = book.put(ProposedAction(id=book.next_id(), action_type="review", description="Review the draft.",
+                                assignees=["PERSON1"], supporting_excerpt="x"), utterance_id=3)
+    assert a.for_principal and a.offer
+    assert book.apply_feedback(a.id, True).status == "approved"
+    assert [e.event for e in book.events] == ["proposed", "approved"]
+
+
+def test_extractor_satisfies_the_protocol() -> None:
+    assert isinstance(ActionExtractor(), Extractor)
+
+
+@pytest.mark.parametrize(("description", "kind"), [
+    ("E-mail [PERSON14] about the event.", "send_email"),
+    ("Schedule a call with the vendor.", "schedule_meeting"),
+    ("Send the slides to everyone.", "share_document"),
+    ("Review the related-work section.", "review"),
+    ("Ask [PERSON9] about the grant money.", "follow_up"),
+    ("Add it as a task in the tracker.", "create_task"),
+    ("Clean the collected data.", "other"),
+])
+def test_action_types(description: str, kind: str) -> None:
+    assert action_type(description) == kind
+
+
+def test_due_phrases() -> None:
+    assert find_due("send it by the end of the week please") == "by the end of the week"
+    assert find_due("I'll do it tomorrow morning") == "tomorrow morning"
+    assert find_due("we meet on 17th February") == "on 17th February"
+    assert find_due("no date here") is None
+
+
+def test_state_stays_bounded_over_a_long_meeting() -> None:
+    script = [("PERSON1" if i % 2 else "PERSON2", f"I will prepare report number {i} for the {i} review.")
+              for i in range(400)]
+    ex, _, _ = replay(script)
+    assert len(ex._open) <= ex.max_open and len(ex._recent) <= 12
+
+
+def _grounded(action: ProposedAction, meeting: MeetingState) -> bool:
+    texts = {u.id: u.text for u in meeting.utterances}
+    return any(action.supporting_excerpt in texts[i] for i in action.utterance_ids)
+
+
+def test_excerpts_are_verbatim_in_a_scripted_meeting() -> None:
+    ex, _, meeting = replay([
+        ("PERSON1", "Okay, uh, let's start. [PERSON2], could you, um, could you send the <unintelligible/> logs to me?"),
+        ("PERSON2", "Yes, I will."),
+        ("PERSON3", "I, I will, I will write to to [PERSON7] about the reviewers. And I'll check the figures."),
+        ("PERSON1", "Everybody please fill the table by mid next week."),
+    ])
+    assert ex.actions
+    assert all(_grounded(a, meeting) for a in ex.actions)
+
+
+@pytest.mark.skipif(not SHARED.is_dir(), reason="shared ELITR dev meetings not available")
+def test_excerpts_are_verbatim_on_real_meetings() -> None:
+    from benchmark.data import load
+
+    for bench in load(SHARED):
+        meeting = MeetingState(meeting_id=bench.meeting_id, attendees=list(bench.attendees))
+        ex = ActionExtractor()
+        for u in bench.utterances:
+            meeting.add(u)
+            for action in ex.observe(meeting):
+                assert _grounded(action, meeting), action
