@@ -16,6 +16,7 @@ from __future__ import annotations
 import asyncio
 import functools
 import importlib.resources
+import threading
 from collections.abc import Iterable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -28,6 +29,8 @@ from faster_whisper.tokenizer import Tokenizer
 from faster_whisper.transcribe import get_suppressed_tokens
 from faster_whisper.vad import get_vad_model
 from pydantic import BaseModel, ConfigDict
+
+from delegate.config import Settings
 
 SAMPLE_RATE = 16_000
 MIN_SAMPLE_RATE = 8_000
@@ -155,10 +158,34 @@ class SpeechModel:
         return probs.reshape(-1), (h, c)
 
 
+_load_lock = threading.Lock()
+
+
 @functools.lru_cache(maxsize=2)
-def load_speech_model(path: str | None = None, threads: int = 2) -> SpeechModel:
-    """The process-wide model for `path` (None: the bundled tiny.en), loaded on first use."""
+def _load(path: str | None, threads: int) -> SpeechModel:
     return SpeechModel(path, threads)
+
+
+def load_speech_model(path: str | None = None, threads: int = 2) -> SpeechModel:
+    """The process-wide model for `path` (None: the bundled tiny.en), loaded once on first use."""
+    with _load_lock:  # two meetings opening audio at once must not load it twice
+        return _load(path, threads)
+
+
+async def open_stream(settings: Settings, sample_rate: int, names: Iterable[str]) -> StreamingTranscriber:
+    """A stream on the process-wide model, which is loaded off the event loop the first time.
+
+    Raises ValueError for an unusable sample rate (before any loading), OSError or RuntimeError when
+    the model cannot be loaded.
+    """
+    _check_rate(sample_rate)
+    model = await asyncio.to_thread(load_speech_model, settings.asr_model, settings.asr_threads)
+    return StreamingTranscriber(model, sample_rate=sample_rate, names=names, silence_s=settings.asr_silence_s)
+
+
+def _check_rate(sample_rate: int) -> None:
+    if not MIN_SAMPLE_RATE <= sample_rate <= MAX_SAMPLE_RATE:
+        raise ValueError(f"sample rate {sample_rate} Hz is outside {MIN_SAMPLE_RATE}..{MAX_SAMPLE_RATE} Hz")
 
 
 class _Resampler:
@@ -222,10 +249,7 @@ class StreamingTranscriber:
         max_utterance_s: float = 25.0,
         vad_threshold: float = 0.5,
     ) -> None:
-        if not MIN_SAMPLE_RATE <= sample_rate <= MAX_SAMPLE_RATE:
-            raise ValueError(
-                f"sample rate {sample_rate} Hz is outside {MIN_SAMPLE_RATE}..{MAX_SAMPLE_RATE} Hz"
-            )
+        _check_rate(sample_rate)
         self.model = model
         self.hotwords = name_prompt(names)
         self._resample = _Resampler(sample_rate)
