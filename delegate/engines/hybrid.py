@@ -13,7 +13,7 @@ from delegate.engines.llm import LLMEngine
 from delegate.meeting import MeetingState
 from delegate.models import Decision, Profile, Scenario
 
-UNSURE_BELOW = 0.6
+UNSURE_BELOW = 0.58
 """A silent embedded decision with less confidence than this is worth a second opinion."""
 
 
@@ -23,8 +23,15 @@ def is_candidate(decision: Decision, unsure_below: float = UNSURE_BELOW) -> bool
 
 
 def _hint(decision: Decision) -> str:
-    verdict = "speak" if decision.spoke else "stay silent"
-    return f"{decision.scenario.value.replace('_', ' ')}, {verdict} ({decision.reason})"
+    # Scenario and verdict only: the gate's reason and words may draw on the profile, and a prompt
+    # must get the profile from `delegate.prompts.principal_view` alone.
+    if decision.spoke:
+        verdict = "it would speak"
+    elif decision.scenario is Scenario.none:
+        verdict = "it is unsure, leaning to silence"
+    else:
+        verdict = "it found nothing worth saying"
+    return f"{decision.scenario.value.replace('_', ' ')}; {verdict}"
 
 
 class HybridEngine:

@@ -18,6 +18,7 @@ import openai
 import structlog
 from openai import AsyncOpenAI
 from pydantic import BaseModel, ConfigDict, ValidationError
+from structlog.typing import FilteringBoundLogger
 
 from delegate.config import Settings
 from delegate.engines.base import Engine
@@ -117,12 +118,14 @@ async def chat_json(
     budget_s: float,
     attempts: int,
     on_request: Counter[str] | None = None,
+    logger: FilteringBoundLogger | None = None,
 ) -> T:
     """Send `prompt` as one user message and validate the JSON answer, retrying within `budget_s` overall.
 
     Raises LLMFailure naming the last problem. `on_request["requests"]` counts HTTP requests made.
     """
     attempts = max(attempts, 1)
+    logger = logger or log
     loop = asyncio.get_running_loop()
     deadline = loop.time() + budget_s
     last: Exception = TimeoutError()
@@ -143,7 +146,7 @@ async def chat_json(
                     return parse_reply(response.choices[0].message.content, reply_type)
                 except (openai.APIError, ValidationError, ValueError) as e:
                     last = e
-                    log.debug(
+                    logger.debug(
                         "llm_attempt_failed", attempt=attempt, error=type(e).__name__, detail=str(e)[:200]
                     )
                     if not _retryable(e) or attempt + 1 >= attempts:
@@ -267,6 +270,7 @@ class LLMEngine:
                 budget_s=self.settings.llm_timeout_s,
                 attempts=self.settings.llm_retries + 1,
                 on_request=self._requests,
+                logger=bound,
             )
             speak = reply.speak.strip()
             leaked = private_leak(speak, principal, shown) if speak else None
@@ -304,12 +308,10 @@ class LLMEngine:
         engine: str,
         started: float,
     ) -> Decision:
-        if reply.scenario is not None:
-            scenario = reply.scenario
-        elif speak:
-            scenario = fallback.scenario if fallback.scenario != Scenario.none else Scenario.chime_in
-        else:
-            scenario = Scenario.none
+        scenario = reply.scenario or Scenario.none
+        if speak and scenario is Scenario.none:
+            # Speech needs a reason to take the floor; the model left it out, so borrow the fallback's.
+            scenario = fallback.scenario if fallback.scenario is not Scenario.none else Scenario.chime_in
         said = content_words(speak)
         used_background = [
             i for i, item in shareable_background(principal) if speak and _words_hit(said, item.information)

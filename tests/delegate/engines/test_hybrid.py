@@ -143,6 +143,7 @@ async def test_the_llm_hears_only_candidate_utterances(server: ScriptedOpenAI) -
             assert decision.model_dump(exclude={"engine", "latency_ms"}) == gated.model_dump(
                 exclude={"engine", "latency_ms"}
             )
+    assert all("95000" not in p and "raise" not in p for p in server.prompts)
     assert decisions[8].speak == "Yes, it's merged."
     assert decisions[8].reason == "llm: Asked directly."
     assert (

@@ -151,6 +151,16 @@ async def test_bad_answers_fall_back_to_the_embedded_engine(
     await engine.aclose()
 
 
+async def test_speech_without_a_scenario_borrows_the_fallbacks(server: ScriptedOpenAI) -> None:
+    server.reset(lambda prompt: engage("I'll be away on Friday.", scenario="none"))
+    engine = LLMEngine(settings_for(server.base_url), fallback=LocalEngine())
+    meeting = meeting_of(TIMELINE)
+    decision = await engine.decide(meeting, PRINCIPAL)
+    assert decision.speak == "I'll be away on Friday."
+    assert decision.scenario is (await local_decision(meeting)).scenario is Scenario.explicit_cue
+    await engine.aclose()
+
+
 async def test_client_errors_are_not_retried(server: ScriptedOpenAI) -> None:
     server.reset(lambda prompt: Reply(status=400))
     engine = LLMEngine(settings_for(server.base_url, llm_retries=3), fallback=LocalEngine())
