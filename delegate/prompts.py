@@ -62,7 +62,7 @@ def principal_view(profile: Profile) -> dict[str, Any]:
     return {
         "name": profile.name,
         "label": profile.speaker_label,
-        "aliases": [a for a in profile.aliases if a != profile.name],
+        "aliases": [a for a in profile.aliases if a not in (profile.name, profile.speaker_label)],
         "intents": list(profile.intents),
         "background": [
             {"index": i, "context": item.context, "information": item.information}
