@@ -16,7 +16,17 @@ from websockets.asyncio.client import ClientConnection, connect
 from delegate.config import Settings
 from delegate.server.app import create_app, uvicorn_config
 
-ALICE = {"name": "Alice Smith", "aliases": ["Alice"], "intents": ["Know when the migration lands"]}
+ALICE = {
+    "name": "Alice Smith",
+    "aliases": ["Alice"],
+    "intents": ["Know when the migration lands"],
+    "background": [
+        {
+            "context": "if asked about the database migration",
+            "information": "The migration finishes on Friday",
+        }
+    ],
+}
 
 
 def free_port() -> int:

@@ -1,0 +1,313 @@
+"""MeetingSession on its own: a scripted meeting, stale decisions dropped, engine faults, the actions seam."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator, Awaitable, Callable
+from pathlib import Path
+
+import pytest
+
+from delegate.meeting import MeetingState
+from delegate.models import Decision, Profile, ProposedAction, Scenario, Utterance
+from delegate.server.metrics import Metrics
+from delegate.server.protocol import (
+    Ack,
+    ActionMessage,
+    DecisionMessage,
+    ErrorCode,
+    ErrorMessage,
+    Feedback,
+    Join,
+    Leave,
+    MeetingSpec,
+    ProtocolError,
+    ServerMessage,
+    UtteranceIn,
+)
+from delegate.server.sessions import MeetingSession, Sessions
+from delegate.store import AuditKind, SQLiteStore, read_events
+
+ALICE = Profile(name="Alice Smith", aliases=["Alice"])
+
+
+class Recorder:
+    """A connection that keeps what it is sent, and checks each decision is already in the audit log."""
+
+    def __init__(self, db: Path | None = None) -> None:
+        self.frames: list[ServerMessage] = []
+        self.closed: int | None = None
+        self._db = db
+
+    async def send(self, message: ServerMessage) -> None:
+        if isinstance(message, DecisionMessage) and self._db is not None:
+            logged = read_events(self._db, message.meeting_id)
+            assert any(
+                e.kind == AuditKind.decision and e.utterance_id == message.decision.utterance_id
+                for e in logged
+            )
+        self.frames.append(message)
+
+    async def close(self, code: int, reason: str) -> None:
+        self.closed = code
+
+    def decisions(self) -> list[Decision]:
+        return [f.decision for f in self.frames if isinstance(f, DecisionMessage)]
+
+
+class NamedEngine:
+    """Speaks when the principal's first name is in the last utterance; optionally waits for a gate."""
+
+    name = "scripted"
+
+    def __init__(self) -> None:
+        self.gate: asyncio.Event | None = None
+        self.fail_on: set[int] = set()
+        self.started: list[int] = []
+
+    async def decide(self, meeting: MeetingState, principal: Profile) -> Decision:
+        last = meeting.last
+        assert last is not None
+        self.started.append(last.id)
+        if self.gate is not None:
+            await self.gate.wait()
+        if last.id in self.fail_on:
+            raise RuntimeError("model fell over")
+        named = principal.name.split()[0] in last.text
+        return Decision(
+            utterance_id=last.id,
+            scenario=Scenario.explicit_cue if named else Scenario.none,
+            speak="On it." if named else "",
+            reason="named" if named else "not addressed",
+            confidence=0.9,
+            engine=self.name,
+        )
+
+
+class PromiseExtractor:
+    """Proposes an action for every utterance that says "I'll send"."""
+
+    def add(self, utterance: Utterance) -> list[ProposedAction]:
+        if "I'll send" not in utterance.text:
+            return []
+        return [
+            ProposedAction(
+                id=f"a{utterance.id}",
+                action_type="send_email",
+                description=utterance.text,
+                assignees=[utterance.speaker],
+                supporting_excerpt=utterance.text,
+                utterance_ids=[utterance.id],
+            )
+        ]
+
+
+@pytest.fixture
+async def store(tmp_path: Path) -> AsyncIterator[SQLiteStore]:
+    s = SQLiteStore(tmp_path / "audit.sqlite")
+    s.open()
+    yield s
+    await s.close()
+
+
+def make_session(store: SQLiteStore, engine: NamedEngine, meeting_id: str = "m") -> MeetingSession:
+    return MeetingSession(
+        meeting_id,
+        MeetingSpec(principal=ALICE, attendees=["Bob"]),
+        engine,
+        store,
+        Metrics(),
+        owner="anonymous",
+        max_text_chars=1000,
+        actions=PromiseExtractor(),
+    )
+
+
+def utt(uid: int, text: str, speaker: str = "Bob") -> UtteranceIn:
+    return UtteranceIn(type="utterance", id=uid, speaker=speaker, text=text)
+
+
+async def settle(session: MeetingSession) -> None:
+    for _ in range(200):
+        await asyncio.sleep(0.005)
+        if session._pending is None or session._pending.done():
+            return
+
+
+async def test_scripted_meeting_yields_one_decision_per_utterance_after_its_ack(store: SQLiteStore) -> None:
+    engine = NamedEngine()
+    conn = Recorder(store.path)
+    async with make_session(store, engine) as session:
+        for uid, text in enumerate(["Morning.", "Alice, the numbers?", "Thanks, next item."]):
+            await session.handle(utt(uid, text), conn)
+            await settle(session)
+    assert [d.speak for d in conn.decisions()] == ["", "On it.", ""]
+    kinds = [type(f).__name__ for f in conn.frames]
+    assert kinds == ["Ack", "DecisionMessage"] * 3
+    events = read_events(store.path, "m")
+    assert [e.kind for e in events] == [
+        AuditKind.meeting_created,
+        *[AuditKind.utterance, AuditKind.decision] * 3,
+        AuditKind.closed,
+    ]
+    assert len(session.state) == 3 and session.decisions == conn.decisions()
+
+
+async def test_a_newer_utterance_drops_the_pending_decision(store: SQLiteStore) -> None:
+    engine = NamedEngine()
+    engine.gate = asyncio.Event()
+    conn = Recorder(store.path)
+    session = make_session(store, engine)
+    await session.start()
+    await session.handle(utt(0, "Alice, what do you think?"), conn)
+    await asyncio.sleep(0.01)
+    assert engine.started == [0]
+    await session.handle(utt(1, "Actually, let's skip that."), conn)
+    engine.gate.set()
+    await settle(session)
+    assert [d.utterance_id for d in conn.decisions()] == [1], "no decision on the stale utterance"
+    dropped = [e for e in read_events(store.path, "m") if e.kind == AuditKind.decision_dropped]
+    assert [(e.utterance_id, e.payload["newer_utterance_id"]) for e in dropped] == [(0, 1)]
+    assert [d.utterance_id for d in session.decisions] == [1]
+
+
+async def test_a_slow_engine_does_not_block_other_sessions(store: SQLiteStore) -> None:
+    slow, fast = NamedEngine(), NamedEngine()
+    slow.gate = asyncio.Event()
+    slow_conn, fast_conn = Recorder(), Recorder()
+    stuck, quick = make_session(store, slow, "slow"), make_session(store, fast, "fast")
+    await stuck.start()
+    await quick.start()
+    await stuck.handle(utt(0, "Alice?"), slow_conn)
+    for uid in range(5):
+        await quick.handle(utt(uid, f"Alice, point {uid}?"), fast_conn)
+        await settle(quick)
+    assert len(fast_conn.decisions()) == 5 and slow_conn.decisions() == []
+    slow.gate.set()
+    await settle(stuck)
+    assert len(slow_conn.decisions()) == 1
+
+
+async def test_engine_failure_is_reported_and_the_session_goes_on(store: SQLiteStore) -> None:
+    engine = NamedEngine()
+    engine.fail_on = {0}
+    conn = Recorder()
+    async with make_session(store, engine) as session:
+        await session.handle(utt(0, "Alice?"), conn)
+        await settle(session)
+        await session.handle(utt(1, "Alice, again?"), conn)
+        await settle(session)
+    errors = [f for f in conn.frames if isinstance(f, ErrorMessage)]
+    assert [(e.code, e.utterance_id) for e in errors] == [(ErrorCode.engine_error, 0)]
+    assert [d.utterance_id for d in conn.decisions()] == [1]
+    dropped = [e for e in read_events(store.path, "m") if e.kind == AuditKind.decision_dropped]
+    assert dropped[0].payload["reason"] == "engine_error"
+
+
+async def test_utterance_ids_must_grow_and_a_refused_one_changes_nothing(store: SQLiteStore) -> None:
+    conn = Recorder()
+    async with make_session(store, NamedEngine()) as session:
+        await session.handle(utt(5, "First."), conn)
+        for bad in (5, 3):
+            with pytest.raises(ProtocolError) as err:
+                await session.handle(utt(bad, "Again."), conn)
+            assert err.value.code == ErrorCode.bad_utterance_id
+        await session.handle(utt(9, "Gaps are fine."), conn)
+        await settle(session)
+        assert [u.id for u in session.state.utterances] == [5, 9]
+    assert [e.utterance_id for e in read_events(store.path, "m") if e.kind == AuditKind.utterance] == [5, 9]
+
+
+async def test_partial_utterances_are_acked_but_not_decided(store: SQLiteStore) -> None:
+    conn = Recorder()
+    async with make_session(store, NamedEngine()) as session:
+        await session.handle(
+            UtteranceIn(type="utterance", id=0, speaker="Bob", text="Ali", final=False), conn
+        )
+        await session.handle(utt(0, "Alice, ready?"), conn)
+        await settle(session)
+    assert [type(f) for f in conn.frames] == [Ack, Ack, DecisionMessage]
+    assert len(session.state) == 1
+
+
+async def test_actions_are_proposed_audited_and_approved_by_feedback(store: SQLiteStore) -> None:
+    conn = Recorder()
+    async with make_session(store, NamedEngine()) as session:
+        await session.handle(utt(0, "I'll send the slides tonight."), conn)
+        await settle(session)
+        assert list(session.actions) == ["a0"]
+        await session.handle(
+            Feedback(type="feedback", verdict="approve", action_id="a0", comment="yes"), conn
+        )
+        await session.handle(Feedback(type="feedback", verdict="reject", utterance_id=0), conn)
+        with pytest.raises(ProtocolError) as err:
+            await session.handle(Feedback(type="feedback", verdict="reject", action_id="nope"), conn)
+        assert err.value.code == ErrorCode.not_found
+    actions = [f.action for f in conn.frames if isinstance(f, ActionMessage)]
+    assert [a.status for a in actions] == ["proposed", "approved"]
+    assert session.actions["a0"].status == "approved"
+    events = read_events(store.path, "m")
+    assert [e.payload.get("status") for e in events if e.kind == AuditKind.action] == ["proposed"]
+    feedback = [e.payload for e in events if e.kind == AuditKind.feedback]
+    assert feedback[0]["action_id"] == "a0" and feedback[0]["status"] == "approved"
+    assert feedback[1]["verdict"] == "reject" and "action_id" not in feedback[1]
+
+
+async def test_decisions_made_while_away_are_sent_on_rejoin(store: SQLiteStore) -> None:
+    engine = NamedEngine()
+    engine.gate = asyncio.Event()
+    first = Recorder()
+    session = make_session(store, engine)
+    await session.start()
+    await session.handle(utt(0, "Alice, budget?"), first)
+    session.detach(first)
+    engine.gate.set()
+    await settle(session)
+    assert first.decisions() == [] and len(session.decisions) == 1
+    second = Recorder()
+    await session.handle(Join(type="join", last_utterance_id=0), second)
+    assert isinstance(second.frames[0], Ack) and second.frames[0].last_utterance_id == 0
+    resumed = second.frames[1]
+    assert isinstance(resumed, DecisionMessage) and resumed.resumed and resumed.decision.utterance_id == 0
+
+
+async def test_leave_drops_the_pending_decision_and_closes(store: SQLiteStore) -> None:
+    engine = NamedEngine()
+    engine.gate = asyncio.Event()
+    conn = Recorder()
+    sessions = Sessions(
+        store,
+        Metrics(),
+        _engine_factory(engine),
+        default_engine="scripted",
+        max_text_chars=100,
+        idle_seconds=60,
+    )
+    session = await sessions.open("m", MeetingSpec(principal=ALICE), owner="anonymous")
+    await session.handle(utt(0, "Alice?"), conn)
+    await session.handle(Leave(type="leave", reason="bye"), conn)
+    assert session.closed and sessions.get("m") is None
+    with pytest.raises(ProtocolError) as err:
+        await session.handle(utt(1, "Hello?"), conn)
+    assert err.value.code == ErrorCode.meeting_closed
+    kinds = [e.kind for e in read_events(store.path, "m")]
+    assert kinds[-2:] == [AuditKind.decision_dropped, AuditKind.left]
+    with pytest.raises(ProtocolError) as again:
+        await sessions.open("m", MeetingSpec(principal=ALICE), owner="anonymous")
+    assert again.value.code == ErrorCode.meeting_closed
+
+
+async def test_a_new_connection_retires_the_old_one(store: SQLiteStore) -> None:
+    old, new = Recorder(), Recorder()
+    async with make_session(store, NamedEngine()) as session:
+        await session.handle(utt(0, "Hi."), old)
+        await session.handle(Join(type="join"), new)
+        await settle(session)
+    assert old.closed == 4000 and new.closed is None
+
+
+def _engine_factory(engine: NamedEngine) -> Callable[[str], Awaitable[NamedEngine]]:
+    async def build(name: str) -> NamedEngine:
+        return engine
+
+    return build

@@ -1,0 +1,150 @@
+"""The SQLite audit log: durable, ordered, append-only, readable by the CLI."""
+
+from __future__ import annotations
+
+import asyncio
+import sqlite3
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from delegate.__main__ import app as cli
+from delegate.store import AuditEvent, AuditKind, SQLiteStore, print_audit, read_events
+
+
+@pytest.fixture
+def db(tmp_path: Path) -> Path:
+    return tmp_path / "audit.sqlite"
+
+
+async def write(db: Path, events: list[AuditEvent]) -> list[int]:
+    store = SQLiteStore(db)
+    store.open()
+    try:
+        return [await store.append(e) for e in events]
+    finally:
+        await store.close()
+
+
+def ev(
+    kind: AuditKind, utterance_id: int | None = None, meeting_id: str = "m1", **payload: object
+) -> AuditEvent:
+    return AuditEvent(meeting_id=meeting_id, kind=kind, utterance_id=utterance_id, payload=payload)
+
+
+async def test_events_come_back_in_order_per_meeting(db: Path) -> None:
+    seqs = await write(
+        db,
+        [
+            ev(AuditKind.meeting_created, principal={"name": "Alice"}, engine="local"),
+            ev(AuditKind.utterance, 0, speaker="Bob", text="Alice, status?"),
+            ev(AuditKind.utterance, 0, meeting_id="m2", speaker="Eve", text="Other meeting."),
+            ev(
+                AuditKind.decision,
+                0,
+                speak="All green.",
+                scenario="explicit_cue",
+                engine="local",
+                reason="named",
+            ),
+        ],
+    )
+    assert seqs == sorted(seqs) and len(set(seqs)) == 4
+    events = read_events(db, "m1")
+    assert [(e.kind, e.utterance_id) for e in events] == [
+        (AuditKind.meeting_created, None),
+        (AuditKind.utterance, 0),
+        (AuditKind.decision, 0),
+    ]
+    assert events[2].payload["speak"] == "All green."
+    assert [e.payload["text"] for e in read_events(db, "m2")] == ["Other meeting."]
+
+
+async def test_concurrent_appends_are_all_committed_and_the_store_answers_reads(db: Path) -> None:
+    store = SQLiteStore(db)
+    store.open()
+    try:
+        seqs = await asyncio.gather(
+            *(
+                store.append(ev(AuditKind.utterance, i, meeting_id=f"m{i % 7}", text=f"t{i}"))
+                for i in range(700)
+            )
+        )
+        assert len(set(seqs)) == 700
+        assert await store.has_meeting("m3") and not await store.has_meeting("m99")
+        assert len(await store.events("m3")) == 100
+    finally:
+        await store.close()
+
+
+async def test_the_log_is_append_only_and_in_wal_mode(db: Path) -> None:
+    await write(db, [ev(AuditKind.utterance, 0, text="said")])
+    conn = sqlite3.connect(db)
+    try:
+        assert conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+        with pytest.raises(sqlite3.DatabaseError, match="append-only"):
+            conn.execute("UPDATE events SET payload = '{}'")
+        with pytest.raises(sqlite3.DatabaseError, match="append-only"):
+            conn.execute("DELETE FROM events")
+    finally:
+        conn.close()
+    assert read_events(db, "m1")[0].payload == {"text": "said"}
+
+
+async def test_a_reopened_store_keeps_and_extends_the_log(db: Path) -> None:
+    await write(db, [ev(AuditKind.utterance, 0, text="before")])
+    await write(db, [ev(AuditKind.utterance, 1, text="after")])
+    assert [e.payload["text"] for e in read_events(db, "m1")] == ["before", "after"]
+
+
+async def test_append_is_not_undone_by_a_cancelled_caller(db: Path) -> None:
+    store = SQLiteStore(db)
+    store.open()
+    try:
+        task = asyncio.create_task(store.append(ev(AuditKind.decision, 0, speak="x")))
+        await asyncio.sleep(0)
+        task.cancel()
+        await asyncio.sleep(0.2)
+    finally:
+        await store.close()
+    assert [e.kind for e in read_events(db, "m1")] == [AuditKind.decision]
+
+
+async def test_print_audit_and_the_cli(db: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    await write(
+        db,
+        [
+            ev(AuditKind.utterance, 0, speaker="Bob", text="Alice, status?"),
+            ev(
+                AuditKind.decision,
+                0,
+                speak="All green.",
+                scenario="explicit_cue",
+                engine="local",
+                reason="named",
+            ),
+            ev(AuditKind.decision_dropped, 1, reason="newer_utterance"),
+        ],
+    )
+    print_audit("m1", db)
+    lines = capsys.readouterr().out.splitlines()
+    assert len(lines) == 3
+    assert "Bob: Alice, status?" in lines[0]
+    assert "SPEAK 'All green.'" in lines[1] and "explicit_cue" in lines[1]
+    assert "dropped: newer_utterance" in lines[2]
+
+    result = CliRunner().invoke(cli, ["audit", "m1", "--db", str(db)])
+    assert result.exit_code == 0 and "All green." in result.output
+    missing = CliRunner().invoke(cli, ["audit", "nobody", "--db", str(db)])
+    assert missing.exit_code == 1
+
+
+def test_print_audit_without_a_database_fails_clearly(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    with pytest.raises(SystemExit) as exit_:
+        print_audit("m1", tmp_path / "none.sqlite")
+    assert exit_.value.code == 1
+    assert "no audit database" in capsys.readouterr().err
+    assert not (tmp_path / "none.sqlite").exists()
