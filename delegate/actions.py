@@ -73,6 +73,11 @@ WORK_VERBS = _forms(
     "work", "try", "rerun", "retrain", "select", "pick", "choose", "set", "setup", "run", "make", "get",
     "give", "find", "put", "do", "let", "take", "bring", "keep", "move", "remove", "delete", "correct",
     "edit", "report", "include", "attach", "link", "note", "list", "research", "study", "assign",
+    "renew", "point", "swap", "route", "flag", "brief", "close", "migrate", "rename", "tag", "release", "ship",
+    "backport", "rotate", "raise", "file", "escalate", "approve", "reach", "loop", "chase", "ping", "sync",
+    "cover", "host", "compile", "benchmark", "debug", "dig", "draft", "reconstruct", "replay", "export",
+    "import", "estimate", "calculate", "double-check", "doublecheck", "recheck", "re-run", "revise",
+    "finalize", "finalise", "prioritize", "prioritise", "split", "write up", "own", "lend", "borrow",
 )
 WORK_VERBS |= {"wrote", "written", "sent", "made", "got", "gave", "given", "found", "put", "did", "done",
                "took", "taken", "brought", "kept", "ran", "set", "chose", "chosen", "paid", "read"}
@@ -117,23 +122,24 @@ _SKIP = (
     r"(?:(?:also|just|then|definitely|certainly|surely|probably|maybe|actually|really|quickly|still|"
     r"first|again|gladly|immediately|soon|later|please|kindly|now|today|tomorrow|simply|both|all|"
     r"try\s+to|try\s+and|be\s+able\s+to|have\s+to|need\s+to|be\s+happy\s+to|be\s+glad\s+to|like\s+to|"
+    r"go\s+ahead\s+and|"
     r"uh|um|ehm|eh|so|and|,)[\s,]+)*"
 )
 _VERB = r"(?P<verb>[A-Za-z][A-Za-z-]*)"
 _NAME = r"(?:\[PERSON\d+\]|(?<![.?!] )\b[A-Z][a-zà-ÿ]+(?:\s[A-Z][a-zà-ÿ]+)?)"
 
 Trigger = Literal["self", "self_weak", "we", "we_weak", "let_me", "lets", "request", "please", "you_modal",
-                  "assign", "everyone", "nominate"]
+                  "assign", "everyone", "nominate", "who"]
 
 # Base confidence per trigger: how often such a clause is a real action item in meeting talk.
 _SELF_TRIGGERS = frozenset({"self", "self_weak", "we", "we_weak", "let_me", "lets"})
-_REQUEST_TRIGGERS = frozenset({"request", "please", "you_modal", "assign", "nominate", "everyone"})
+_REQUEST_TRIGGERS = frozenset({"request", "please", "you_modal", "assign", "nominate", "everyone", "who"})
 _TENTATIVE_TRIGGERS = frozenset({"self_weak", "we", "we_weak", "lets"})
 _PRONOUN_OBJECT = re.compile(r"^\S+(?:\s+(?:up|out|over|on))?\s+(it|this|that|them|something|these|those|one|so)\b", re.I)
 
 _BASE: dict[Trigger, float] = {
     "self": 0.55, "self_weak": 0.35, "we": 0.3, "we_weak": 0.15, "let_me": 0.35, "lets": 0.2,
-    "request": 0.5, "please": 0.5, "you_modal": 0.3, "assign": 0.5, "everyone": 0.45, "nominate": 0.25,
+    "request": 0.45, "please": 0.55, "you_modal": 0.3, "assign": 0.5, "everyone": 0.45, "nominate": 0.25, "who": 0.4,
 }
 
 _PATTERNS: list[tuple[Trigger, re.Pattern[str]]] = [
@@ -163,6 +169,7 @@ _PATTERNS: list[tuple[Trigger, re.Pattern[str]]] = [
     ("nominate", re.compile(
         rf"(?P<who>{_NAME})(?:\s*(?:,|uh|um|ehm|eh)\b)*\s*,?\s*(?:to|for|who could|who can|who will)\s+"
         rf"{_SKIP}{_VERB}", re.I)),
+    ("who", re.compile(rf"\bwho(?:{_APOS}s| is)?\s+(?:can|could|will|would|wants to|going to|able to)\s+{_SKIP}{_VERB}", re.I)),
     ("everyone", re.compile(
         rf"(?:\b(?:everyone|everybody|all of you|each of you|all (?:the )?partners|you all|you guys)\s*,?\s*"
         rf"(?:should|needs to|need to|has to|have to|must|will|please)|\bask (?:all|every)\w* (?:the )?\w+ to|"
@@ -178,7 +185,7 @@ _ACCEPT = re.compile(
     rf"I(?:{_APOS}ll| will) try|(?:I|we) (?:will|can|shall)(?=\s*[.!]?\s*$))\b",
     re.I,
 )
-_WHO_QUESTION = re.compile(r"\bwho (?:can|could|will|would|is going to|wants to)\b", re.I)
+_ASKS = re.compile(r"\?|\b(can you|could you|would you|will you|please|who can|who could|who will)\b", re.I)
 
 _MONTH = r"(?:january|february|march|april|may|june|july|august|september|october|november|december)"
 _DAY = r"(?:monday|tuesday|wednesday|thursday|friday|saturday|sunday)"
@@ -384,7 +391,7 @@ def _dedupe_words(text: str) -> str:
 
 def _clip_clause(text: str, max_words: int = 22) -> str:
     m = _CLAUSE_END.search(text)
-    if m and len(text[: m.start()].split()) >= 3:
+    if m and len(text[: m.start()].split()) >= 2:
         text = text[: m.start()]
     words = text.split()
     if len(words) > max_words:
@@ -472,8 +479,10 @@ class People:
 
 
 def _confidence(trigger: Trigger, verb: str, clause: str, sentence: str, due: str | None, named: bool,
-                before: str) -> float:
+                before: str, replying: bool) -> float:
     c = _BASE[trigger]
+    if replying and trigger in _SELF_TRIGGERS:
+        c += 0.15  # "I can ask them." in answer to "can't we borrow devices?": taking something on
     if _CONDITION.search(before):
         c -= 0.2  # "if [PERSON11] will write it": a condition, not a commitment
     if trigger == "you_modal" and _GENERIC_YOU.search(sentence):
@@ -550,8 +559,8 @@ class ActionExtractor:
             return []
         if len(self._people.labels) != len(meeting.attendees) or self._people.names != meeting.names:
             self._people = People.of(meeting)  # only when someone new speaks: bounded by the attendee count
-        previous = self._previous_speaker(meeting, utterance)
-        found = [self._resolve(c) for c in self.candidates(utterance, previous, attendees=meeting.attendees)]
+        previous, replying = self._previous_turn(meeting, utterance)
+        found = [self._resolve(c) for c in self.candidates(utterance, previous, meeting.attendees, replying)]
         if not found:
             accepted = self._accepted(utterance)
             if accepted is not None:
@@ -576,14 +585,18 @@ class ActionExtractor:
     # -- candidates --
 
     @staticmethod
-    def _previous_speaker(meeting: MeetingState, utterance: Utterance) -> str | None:
+    def _previous_turn(meeting: MeetingState, utterance: Utterance) -> tuple[str | None, bool]:
+        """Who the speaker answers (the last other speaker), and whether that turn asked for something."""
         for turn in reversed(meeting.recent):
             if turn.utterance.id != utterance.id and turn.utterance.speaker != utterance.speaker:
-                return turn.utterance.speaker
-        return None
+                return turn.utterance.speaker, bool(_ASKS.search(turn.utterance.text))
+        return None, False
 
-    def candidates(self, utterance: Utterance, previous: str | None, attendees: list[str] | None = None) -> list[Candidate]:
-        """Every clause of `utterance` that reads as an action item, one per sentence."""
+    def candidates(self, utterance: Utterance, previous: str | None, attendees: list[str] | None = None,
+                   replying: bool = False) -> list[Candidate]:
+        """Every clause of `utterance` that reads as an action item, one per sentence.
+
+        `previous` is who the speaker answers; `replying`, whether that turn asked or requested something."""
         text = utterance.text
         out: list[Candidate] = []
         opening = next(iter(sentences(text)), (0, 0))
@@ -593,7 +606,7 @@ class ActionExtractor:
             for trigger, pattern in _PATTERNS:
                 for m in pattern.finditer(sentence):
                     cand = self._candidate(utterance, trigger, m, sentence, text[opening[0]:opening[1]], previous,
-                                           attendees or [])
+                                           attendees or [], replying)
                     if cand is not None and (best is None or cand.confidence > best.confidence):
                         best = cand
             if best is not None:
@@ -609,7 +622,7 @@ class ActionExtractor:
         return previous, False
 
     def _candidate(self, utterance: Utterance, trigger: Trigger, m: re.Match[str], sentence: str, opening: str,
-                   previous: str | None, attendees: list[str]) -> Candidate | None:
+                   previous: str | None, attendees: list[str], replying: bool) -> Candidate | None:
         verb = m.group("verb").lower()
         if verb not in WORK_VERBS:
             return None
@@ -637,6 +650,8 @@ class ActionExtractor:
             if not assignees:
                 return None
             named = True
+        elif trigger == "who":
+            assignees = ()  # "who can review it?": whoever accepts takes it
         elif trigger == "everyone":
             # The speaker is on the hook too: they asked everyone and will chase it.
             assignees = tuple(dict.fromkeys([speaker, *attendees]))
@@ -649,7 +664,7 @@ class ActionExtractor:
         if len(content_words(description)) < 2 and not anaphoric:
             return None
         due = find_due(clause)
-        confidence = _confidence(trigger, verb, clause, sentence, due, named, sentence[: m.start()])
+        confidence = _confidence(trigger, verb, clause, sentence, due, named, sentence[: m.start()], replying)
         return Candidate(
             utterance_id=utterance.id, excerpt_utterance_id=utterance.id, speaker=speaker, trigger=trigger,
             assignees=assignees, description=description, excerpt=sentence.strip(),
