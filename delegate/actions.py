@@ -98,13 +98,15 @@ _WEAK_VERBS = _forms("do", "make", "get", "give", "take", "put", "keep", "let", 
 _IN_MEETING = re.compile(
     r"\b(screen|hear me|hear you|see me|mute|unmute|microphone|camera|the chat|in the chat|"
     r"(?:open|show|share|go through) the agenda|next point|next item|slide|go back|scroll|zoom in|share my|"
-    r"wait a (second|moment|minute)|a second|a moment|a minute|right now|now$)\b",
+    r"wait a (second|moment|minute)|a second|a moment|a minute|right now|now$|"
+    r"ask (you|everybody|everyone|all of you) (now|to (say|tell|introduce|present|explain|report)))\b",
     re.I,
 )
 _INTERRUPTION = re.compile(r"\b(just a (second|moment|minute)|one (second|moment|minute)|screen)\b", re.I)
 _UNOWNED = re.compile(r"\b(someone|somebody|anyone|anybody)\b", re.I)
 _GENERIC_YOU = re.compile(r"\b(usual(ly)?|typical(ly)?|normal(ly)?|general(ly)?|in principle|the reason)\b", re.I)
 _CONDITION = re.compile(r"\b(if|whether|unless)\b", re.I)
+_AGENDA_VERBS = frozenset({"start", "starting", "begin", "continue", "move", "go", "finish", "stop", "wrap", "close"})
 _DONE = re.compile(r"\b(already|just (sent|did|shared|wrote|e-?mailed|uploaded)|yesterday|last (week|time))\b", re.I)
 _NEGATED = re.compile(r"^\s*(not|n't|never|no longer)\b", re.I)
 _HEDGE = re.compile(r"\b(maybe|perhaps|probably|possibly|might|i think|i guess|i don't know|not sure)\b", re.I)
@@ -636,6 +638,8 @@ class ActionExtractor:
         anaphoric = _anaphoric(clause, verb)
         if verb in _WEAK_VERBS and len(content_words(clause)) < 3 and not anaphoric:
             return None
+        if trigger == "lets" and verb in _AGENDA_VERBS:
+            return None  # "let's start with the postponed review": running the meeting
         if verb in {"let", "lets"} and not re.match(r"let \S+(?: \S+)? know", clause, re.I):
             return None
         speaker = utterance.speaker
