@@ -23,7 +23,8 @@ from delegate import __version__
 from delegate.config import Settings, load_settings
 from delegate.engines import build_engine
 from delegate.engines.base import Engine
-from delegate.models import Decision, ProposedAction
+from delegate.meeting import MeetingState
+from delegate.models import BackgroundItem, Decision, Profile, ProposedAction, Utterance
 from delegate.server.auth import Auth, check_binding
 from delegate.server.logs import configure_logging
 from delegate.server.metrics import CONTENT_TYPE, Metrics
@@ -77,10 +78,25 @@ class _Engines:
         async with self._lock:
             if name not in self._built:
                 try:
-                    self._built[name] = await asyncio.to_thread(build_engine, name, self._settings)
+                    engine = await asyncio.to_thread(build_engine, name, self._settings)
                 except ValueError as e:
                     raise ProtocolError(ErrorCode.bad_engine, str(e)) from e
+                await _warm_up(engine)
+                self._built[name] = engine
             return self._built[name]
+
+
+async def _warm_up(engine: Engine) -> None:
+    """One throwaway decision, so that models an engine loads lazily are loaded before a client waits."""
+    meeting = MeetingState(meeting_id="warm-up")
+    meeting.add(Utterance(id=0, speaker="Host", text="Let's get started with the first item."))
+    principal = Profile(
+        name="Warm Up", background=[BackgroundItem(context="if asked", information="All fine.")]
+    )
+    try:
+        await asyncio.wait_for(engine.decide(meeting, principal), timeout=30)
+    except Exception:
+        log.warning("engine_warm_up_failed", engine=engine.name, exc_info=True)
 
 
 class WebSocketConnection:

@@ -1,0 +1,311 @@
+"""`python -m benchmark.load`: N concurrent WebSocket meetings on a loopback server; decision latency percentiles.
+
+Each meeting replays a fixture meeting's utterances at R per second for S seconds. Latency is measured by
+the client: utterance sent to its decision received. The server runs in a subprocess (or at `--url`, which
+must be loopback), with its own audit database in a temporary folder.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import json
+import os
+import secrets
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from urllib.parse import urlsplit
+
+import httpx
+import numpy as np
+from pydantic import BaseModel
+from websockets.asyncio.client import ClientConnection, connect
+
+from benchmark.data import BenchMeeting, load
+from delegate.models import Profile
+from delegate.server.auth import is_loopback
+
+GRACE_S = 5.0
+"""How long to wait, after the last utterance, for its decision."""
+
+
+class LoadReport(BaseModel):
+    p50_ms: float | None
+    p95_ms: float | None
+    p99_ms: float | None
+    errors: int
+    decisions: int
+    throughput_per_s: float
+    server_rss_mb: float | None
+    """Peak resident memory of the server process during the run."""
+    meetings: int
+    rate: float
+    duration_s: float
+    engine: str
+    utterances_sent: int
+    dropped: int
+    """Utterances whose decision the server dropped because the next one came first (not errors)."""
+    error_codes: dict[str, int]
+
+
+@dataclass
+class _Meeting:
+    """What one client meeting saw."""
+
+    sent: dict[int, float] = field(default_factory=dict)
+    latencies: list[float] = field(default_factory=list)
+    errors: list[str] = field(default_factory=list)
+    utterances: int = 0
+    dropped: int = 0
+
+
+def _principal(bench: BenchMeeting, k: int) -> Profile:
+    labels = sorted(bench.profiles)
+    if labels:
+        return bench.profile(labels[k % len(labels)])
+    return Profile(name=bench.attendees[k % len(bench.attendees)])
+
+
+async def _receive(ws: ClientConnection, stats: _Meeting) -> None:
+    async for raw in ws:
+        now = time.perf_counter()
+        frame = json.loads(raw)
+        if frame["type"] == "decision":
+            uid = frame["decision"]["utterance_id"]
+            sent = stats.sent.pop(uid, None)
+            if sent is not None:
+                stats.latencies.append(now - sent)
+            # Older utterances still waiting were superseded: their decisions were dropped, by design.
+            for older in [u for u in stats.sent if u < uid]:
+                del stats.sent[older]
+                stats.dropped += 1
+        elif frame["type"] == "error":
+            stats.errors.append(frame["code"])
+
+
+async def _run_meeting(
+    url: str, token: str, meeting_id: str, bench: BenchMeeting, k: int, args: argparse.Namespace, start: float
+) -> _Meeting:
+    stats = _Meeting()
+    ws_url = url.replace("http", "ws", 1).rstrip("/") + f"/v1/meetings/{meeting_id}/stream"
+    try:
+        async with connect(
+            ws_url, additional_headers={"Authorization": f"Bearer {token}"}, open_timeout=30
+        ) as ws:
+            principal = _principal(bench, k)
+            join = {
+                "type": "join",
+                "principal": principal.model_dump(mode="json"),
+                "attendees": bench.attendees,
+                "names": bench.names,
+                "engine": args.engine,
+            }
+            await ws.send(json.dumps(join))
+            ack = json.loads(await asyncio.wait_for(ws.recv(), 30))
+            if ack.get("type") != "ack":
+                stats.errors.append(f"join:{ack.get('code', ack.get('type'))}")
+                return stats
+            receiver = asyncio.create_task(_receive(ws, stats))
+            # Spread the meetings over one period so they do not all speak in the same millisecond.
+            first = start + (k / args.meetings) / args.rate
+            n = 0
+            while (due := first + n / args.rate) < start + args.duration:
+                await asyncio.sleep(max(0.0, due - time.perf_counter()))
+                u = bench.utterances[n % len(bench.utterances)]
+                stats.sent[n] = time.perf_counter()
+                await ws.send(
+                    json.dumps({"type": "utterance", "id": n, "speaker": u.speaker, "text": u.text})
+                )
+                n += 1
+            stats.utterances = n
+            deadline = time.perf_counter() + GRACE_S
+            while stats.sent and time.perf_counter() < deadline:
+                await asyncio.sleep(0.02)
+            stats.errors.extend("no_decision" for _ in stats.sent)
+            await ws.send(json.dumps({"type": "leave", "reason": "load test over"}))
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(receiver, 5)
+            receiver.cancel()
+    except (OSError, TimeoutError) as e:
+        stats.errors.append(f"connection:{type(e).__name__}")
+    except Exception as e:  # a closed connection or a bad frame: count it, keep the others going
+        stats.errors.append(f"client:{type(e).__name__}")
+    return stats
+
+
+async def _rss_mb(http: httpx.AsyncClient) -> float | None:
+    with contextlib.suppress(httpx.HTTPError):
+        for line in (await http.get("/metrics")).text.splitlines():
+            if line.startswith("process_resident_memory_bytes "):
+                return float(line.split()[1]) / 2**20
+    return None
+
+
+async def _sample_rss(http: httpx.AsyncClient, peak: list[float]) -> None:
+    while True:
+        rss = await _rss_mb(http)
+        if rss is not None:
+            peak.append(rss)
+        await asyncio.sleep(1.0)
+
+
+async def run_load(
+    url: str, token: str, meetings: list[BenchMeeting], args: argparse.Namespace
+) -> LoadReport:
+    run = secrets.token_hex(4)
+    rss: list[float] = []
+    async with httpx.AsyncClient(
+        base_url=url, headers={"Authorization": f"Bearer {token}"}, timeout=10
+    ) as http:
+        sampler = asyncio.create_task(_sample_rss(http, rss))
+        start = time.perf_counter() + 0.5
+        results = await asyncio.wait_for(
+            asyncio.gather(
+                *(
+                    _run_meeting(url, token, f"load-{run}-{k}", meetings[k % len(meetings)], k, args, start)
+                    for k in range(args.meetings)
+                )
+            ),
+            timeout=args.duration + GRACE_S + 90,
+        )
+        elapsed = time.perf_counter() - start
+        sampler.cancel()
+        final = await _rss_mb(http)
+    if final is not None:
+        rss.append(final)
+    latencies = np.array([x for r in results for x in r.latencies]) * 1000
+    codes: dict[str, int] = {}
+    for r in results:
+        for code in r.errors:
+            codes[code] = codes.get(code, 0) + 1
+
+    def pct(q: float) -> float | None:
+        return round(float(np.percentile(latencies, q)), 3) if latencies.size else None
+
+    return LoadReport(
+        p50_ms=pct(50),
+        p95_ms=pct(95),
+        p99_ms=pct(99),
+        errors=sum(codes.values()),
+        decisions=int(latencies.size),
+        throughput_per_s=round(latencies.size / elapsed, 2),
+        server_rss_mb=round(max(rss), 1) if rss else None,
+        meetings=args.meetings,
+        rate=args.rate,
+        duration_s=round(elapsed, 2),
+        engine=args.engine,
+        utterances_sent=sum(r.utterances for r in results),
+        dropped=sum(r.dropped for r in results),
+        error_codes=codes,
+    )
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@contextlib.contextmanager
+def local_server(engine: str) -> Iterator[tuple[str, str]]:
+    """`python -m delegate serve` on a free loopback port, with a fresh audit database; yields (url, token)."""
+    token = secrets.token_urlsafe(16)
+    port = _free_port()
+    with tempfile.TemporaryDirectory(prefix="delegate-load-") as tmp:
+        env = {
+            **os.environ,
+            "DELEGATE_DB_PATH": str(Path(tmp) / "audit.sqlite"),
+            "DELEGATE_API_TOKENS": token,
+            "DELEGATE_ENGINE": engine,
+            "DELEGATE_LOG_LEVEL": "warning",
+        }
+        log_path = Path(tmp) / "server.log"
+        with log_path.open("wb") as log:
+            proc = subprocess.Popen(
+                [sys.executable, "-m", "delegate", "serve", "--host", "127.0.0.1", "--port", str(port)],
+                env=env,
+                stdout=log,
+                stderr=subprocess.STDOUT,
+            )
+            url = f"http://127.0.0.1:{port}"
+            try:
+                _wait_healthy(url, proc, log_path)
+                yield url, token
+            finally:
+                proc.terminate()
+                try:
+                    proc.wait(timeout=15)
+                except subprocess.TimeoutExpired:
+                    proc.kill()
+                    proc.wait()
+
+
+def _wait_healthy(url: str, proc: subprocess.Popen[bytes], log_path: Path, timeout: float = 120.0) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            raise RuntimeError(f"server exited with {proc.returncode}:\n{log_path.read_text()[-2000:]}")
+        with contextlib.suppress(httpx.HTTPError):
+            if httpx.get(f"{url}/healthz", timeout=1).status_code == 200:
+                return
+        time.sleep(0.1)
+    raise RuntimeError(f"server not healthy after {timeout:.0f} s:\n{log_path.read_text()[-2000:]}")
+
+
+def _print(report: LoadReport) -> None:
+    def ms(v: float | None) -> str:
+        return "-" if v is None else f"{v:.1f} ms"
+
+    print(
+        f"meetings {report.meetings} x {report.rate:g} utt/s for {report.duration_s:.1f} s, engine {report.engine}"
+    )
+    print(f"utterances sent      {report.utterances_sent}")
+    print(f"decisions received   {report.decisions}  (dropped as stale: {report.dropped})")
+    print(f"throughput           {report.throughput_per_s:.1f} decisions/s")
+    print(f"latency p50/p95/p99  {ms(report.p50_ms)} / {ms(report.p95_ms)} / {ms(report.p99_ms)}")
+    print(f"errors               {report.errors}  {report.error_codes or ''}".rstrip())
+    rss = "-" if report.server_rss_mb is None else f"{report.server_rss_mb:.0f} MiB"
+    print(f"server RSS (peak)    {rss}")
+
+
+def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
+    p = argparse.ArgumentParser(prog="python -m benchmark.load", description=__doc__.splitlines()[0])
+    p.add_argument("--meetings", type=int, default=10, help="Concurrent meetings.")
+    p.add_argument("--rate", type=float, default=1.0, help="Utterances per second in each meeting.")
+    p.add_argument("--duration", type=float, default=30.0, help="Seconds of sending.")
+    p.add_argument("--url", help="A running server (loopback only), e.g. http://127.0.0.1:8000.")
+    p.add_argument("--token", default="", help="Bearer token for --url.")
+    p.add_argument("--engine", default="local", help="Engine of every meeting.")
+    p.add_argument("--data", type=Path, help="Meeting file or folder (default: benchmark/fixtures).")
+    p.add_argument("--json", type=Path, help="Write the figures to this file.")
+    args = p.parse_args(argv)
+    if args.meetings < 1 or args.rate <= 0 or args.duration <= 0:
+        p.error("--meetings, --rate and --duration must be positive")
+    if args.url and not is_loopback(urlsplit(args.url).hostname or ""):
+        p.error(f"--url must be a loopback address, not {args.url}")
+    return args
+
+
+def main(argv: list[str] | None = None) -> LoadReport:
+    args = parse_args(argv)
+    meetings = [m for m in load(args.data) if m.utterances]
+    if args.url:
+        report = asyncio.run(run_load(args.url, args.token, meetings, args))
+    else:
+        with local_server(args.engine) as (url, token):
+            report = asyncio.run(run_load(url, token, meetings, args))
+    _print(report)
+    if args.json:
+        args.json.write_text(report.model_dump_json(indent=2) + "\n")
+    return report
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,115 @@
+"""The load benchmark, bounded: a few meetings for two seconds against a real loopback server."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from benchmark.load import main
+from delegate.config import Settings
+from tests.delegate.server.live import start_server
+
+KEYS = {"p50_ms", "p95_ms", "p99_ms", "errors", "decisions", "throughput_per_s", "server_rss_mb"}
+
+
+@pytest.fixture
+def meeting_file(tmp_path: Path) -> Path:
+    lines = [
+        ("PERSON1", "Good morning, let's start with the release."),
+        ("PERSON2", "The build is green and the notes are drafted."),
+        ("PERSON1", "Sirui, is the data collection on track?"),
+        ("PERSON3", "Two hundred recordings are in."),
+        ("PERSON1", "Great, next item is the budget."),
+    ]
+    meeting = {
+        "format": "delegate-bench/1",
+        "meeting_id": "load_test",
+        "attendees": ["PERSON1", "PERSON2", "PERSON3"],
+        "names": {"PERSON3": "Sirui Zhao"},
+        "utterances": [{"id": i, "speaker": s, "text": t} for i, (s, t) in enumerate(lines)],
+        "profiles": {
+            "PERSON3": {
+                "intents": ["Hear about the budget"],
+                "background": [
+                    {
+                        "context": "if asked about data collection",
+                        "information": "Two hundred recordings are in",
+                    }
+                ],
+            }
+        },
+    }
+    path = tmp_path / "load_test.json"
+    path.write_text(json.dumps(meeting))
+    return path
+
+
+def test_short_run_against_a_server_it_starts(meeting_file: Path, tmp_path: Path) -> None:
+    out = tmp_path / "load.json"
+    report = main(
+        ["--meetings", "3", "--rate", "2", "--duration", "2", "--data", str(meeting_file), "--json", str(out)]
+    )
+    figures = json.loads(out.read_text())
+    assert set(figures) >= KEYS
+    assert figures["errors"] == 0, figures["error_codes"]
+    # 3 meetings x 2/s x 2 s: every utterance answered, latencies ordered, memory read from the server.
+    assert figures["decisions"] + figures["dropped"] == report.utterances_sent >= 9
+    assert 0 < figures["p50_ms"] <= figures["p95_ms"] <= figures["p99_ms"] < 5000
+    assert figures["throughput_per_s"] > 0
+    assert 20 < figures["server_rss_mb"] < 4096
+
+
+def test_run_against_a_given_loopback_url(meeting_file: Path, tmp_path: Path) -> None:
+    live = start_server(Settings(db_path=tmp_path / "audit.sqlite", api_tokens="t0k", log_level="warning"))
+    try:
+        report = main(
+            [
+                "--meetings",
+                "2",
+                "--rate",
+                "4",
+                "--duration",
+                "1",
+                "--url",
+                live.url,
+                "--token",
+                "t0k",
+                "--data",
+                str(meeting_file),
+            ]
+        )
+    finally:
+        live.stop()
+    assert report.errors == 0 and report.decisions >= 6
+
+
+def test_a_wrong_token_counts_as_errors(meeting_file: Path, tmp_path: Path) -> None:
+    live = start_server(Settings(db_path=tmp_path / "audit.sqlite", api_tokens="t0k", log_level="warning"))
+    try:
+        report = main(
+            [
+                "--meetings",
+                "2",
+                "--rate",
+                "4",
+                "--duration",
+                "1",
+                "--url",
+                live.url,
+                "--token",
+                "nope",
+                "--data",
+                str(meeting_file),
+            ]
+        )
+    finally:
+        live.stop()
+    assert report.errors == 2 and report.decisions == 0
+
+
+def test_remote_urls_are_refused(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit):
+        main(["--url", "http://example.org:8000", "--duration", "1"])
+    assert "loopback" in capsys.readouterr().err
