@@ -1,7 +1,9 @@
-"""What to say: the background items and intents that answer the current discussion, short and natural.
+"""What to say: the sentences of the principal's background that answer the current discussion.
 
-Never an item marked `shareable: false`, never an item the principal (or the delegate for them) already
-said in this meeting, at most `max_words` words.
+Items are ranked by how well they fit the last few turns (recent turns weigh more); the best sentences
+of the top items are then chosen to fit the word budget and spoken in the items' own order. Never an
+item marked `shareable: false`, never an item the principal (or the delegate for them) already said in
+this meeting.
 """
 
 from __future__ import annotations
@@ -11,14 +13,13 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from delegate.cues import Cue, is_question
+from delegate.cues import Cue
 from delegate.meeting import MeetingState
 from delegate.models import Profile, Scenario
-from delegate.relevance import Match, rank_background, rank_intents
+from delegate.relevance import pair_score, rank_background, rank_intents
 from delegate.similarity import embedding
-from delegate.text import tokens
 
-_SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
+_SENTENCE = re.compile(r"(?<=[.!?])\s+|;\s+")
 
 
 @dataclass(frozen=True, slots=True)
@@ -32,10 +33,16 @@ class Composition:
 
 class ComposeSettings:
     max_words = 55
-    item_floor = 0.30
-    """Below this relevance an item is not worth saying."""
-    second_item_ratio = 0.85
-    """A second item is added when it scores at least this share of the first and fits in the word budget."""
+    window = 3
+    """Substantive turns that make the query; each older turn weighs `decay` times the next."""
+    decay = 0.5
+    max_items = 3
+    item_weight = 0.7
+    """A sentence's score: this share from its item's rank, the rest from the sentence's own fit."""
+    item_floor = 0.05
+    """Below this relevance (of the best item on the latest turn) nothing in the background answers a cue."""
+    chime_in_floor = 0.30
+    """Volunteering needs more: below this the delegate has nothing worth adding."""
     already_said = 0.80
     """Cosine above which an item counts as already said by the principal."""
     recent_turns_checked = 40
@@ -52,61 +59,59 @@ def _already_said(meeting: MeetingState, principal: Profile, k: int, s: type[Com
     return bool(sims.max() >= s.already_said)
 
 
-def _trim(text: str, budget: int) -> str:
-    """Whole sentences up to `budget` words; the first sentence cut at a word boundary if it alone is longer."""
-    out: list[str] = []
-    used = 0
-    for sentence in _SENTENCE_END.split(text.strip()):
-        n = len(sentence.split())
-        if used + n > budget:
-            if not out:
-                words = sentence.split()[:budget]
-                out.append(" ".join(words).rstrip(",;:") + "…")
-            break
-        out.append(sentence)
-        used += n
-    return " ".join(out)
+def _ranked_items(meeting: MeetingState, principal: Profile, s: type[ComposeSettings]) -> tuple[list[int], np.ndarray, float]:
+    turns = [t.utterance for t in meeting.recent][-s.window :]
+    totals = np.zeros(len(principal.background))
+    best_latest = 0.0
+    for age, u in enumerate(reversed(turns)):
+        for m in rank_background(u.text, principal):
+            totals[m.index] += (s.decay**age) * m.score
+            if age == 0:
+                best_latest = max(best_latest, m.score)
+    order = [
+        int(k)
+        for k in np.argsort(-totals)
+        if totals[k] > 0 and principal.background[int(k)].shareable and not _already_said(meeting, principal, int(k), s)
+    ]
+    return order, totals / max(float(totals.max()), 1e-9), best_latest
 
 
-def _opener(cue: Cue, last_text: str) -> str:
-    if cue.scenario is Scenario.chime_in:
-        return "If I may add — "
-    toks = tokens(last_text)
-    if is_question(last_text) and toks and toks[0] in ("do", "does", "did", "is", "are", "was", "were", "can", "could", "have", "has"):
-        return "Yes — "
-    return ""
+def _opener(cue: Cue) -> str:
+    # No "Yes —" for yes/no questions: whether the answer is yes is exactly what the delegate cannot know.
+    return "If I may add — " if cue.scenario is Scenario.chime_in else ""
 
 
 def compose(meeting: MeetingState, principal: Profile, cue: Cue, query: str, s: type[ComposeSettings] = ComposeSettings) -> Composition:
     """The words the principal would say now, or an empty text when nothing grounded fits."""
     last = meeting.last
     assert last is not None
-    ranked: list[Match] = [
-        m for m in rank_background(query, principal) if m.score >= s.item_floor and not _already_said(meeting, principal, m.index, s)
-    ]
-    parts: list[str] = []
-    used: list[int] = []
-    budget = s.max_words
-    if ranked:
-        first = ranked[0]
-        text = _trim(principal.background[first.index].information, budget)
-        parts.append(text)
-        used.append(first.index)
-        budget -= len(text.split())
-        for m in ranked[1:2]:
-            info = principal.background[m.index].information
-            if m.score >= s.second_item_ratio * first.score and len(info.split()) <= budget:
-                parts.append(info)
-                used.append(m.index)
-    grounding = ranked[0].score if ranked else 0.0
-    intents: list[int] = []
-    if not parts:
-        top = rank_intents(query, principal)[:1]
-        if top and (top[0].score >= s.item_floor or cue.scenario is not Scenario.chime_in):
-            intent = principal.intents[top[0].index].rstrip(".?")
-            parts.append(f"I'd like to raise one thing: {intent[0].lower() + intent[1:]}?")
-            intents.append(top[0].index)
-            grounding = top[0].score
-    if not parts:
-        return Composition("")
-    return Composition(_opener(cue, last.text) + " ".join(parts), used, intents, grounding)
+    order, weight, best_latest = _ranked_items(meeting, principal, s)
+    order = order[: s.max_items]
+    floor = s.chime_in_floor if cue.scenario is Scenario.chime_in else s.item_floor
+    if order and best_latest >= floor:
+        candidates: list[tuple[float, int, int, str]] = []
+        for k in order:
+            sentences = [x.strip() for x in _SENTENCE.split(principal.background[k].information) if x.strip()]
+            for pos, sentence in enumerate(sentences):
+                fit = s.item_weight * weight[k] + (1 - s.item_weight) * pair_score(query, sentence) - 0.02 * pos
+                candidates.append((fit, k, pos, sentence))
+        candidates.sort(key=lambda c: c[0], reverse=True)
+        chosen: list[tuple[int, int, str]] = []
+        used = 0
+        for _, k, pos, sentence in candidates:
+            n = len(sentence.split())
+            if used + n <= s.max_words:
+                chosen.append((k, pos, sentence))
+                used += n
+        if not chosen:
+            k, sentence = candidates[0][1], candidates[0][3]
+            chosen = [(k, 0, " ".join(sentence.split()[: s.max_words]) + "…")]
+        chosen.sort(key=lambda c: (order.index(c[0]), c[1]))
+        used_items = list(dict.fromkeys(k for k, _, _ in chosen))
+        text = " ".join(sentence for _, _, sentence in chosen)
+        return Composition(_opener(cue) + text, used_items, [], best_latest)
+    top = rank_intents(query, principal)[:1]
+    if top and (top[0].score >= s.item_floor or cue.scenario is not Scenario.chime_in):
+        intent = principal.intents[top[0].index].rstrip(".?")
+        return Composition(f"I'd like to raise one thing: {intent[0].lower() + intent[1:]}?", [], [top[0].index], top[0].score)
+    return Composition("")

@@ -191,9 +191,8 @@ def _slot_reference(toks: list[str], i: int, j: int) -> Reference:
         return Reference.addressed
     if after in _MENTION_AFTER:
         return Reference.mentioned
-    if after in _PAUSE or after in _END:
-        if at_start or before in _PAUSE or at_end or before in _VOCATIVE_BEFORE:
-            return Reference.addressed
+    if (after in _PAUSE or after in _END) and (at_start or before in _PAUSE or at_end or before in _VOCATIVE_BEFORE):
+        return Reference.addressed
     if at_start and (after in _REQUEST_AFTER or after in _PAUSE):
         return Reference.addressed
     if before in _PAUSE and at_end:

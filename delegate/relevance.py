@@ -19,7 +19,8 @@ class Match:
     score: float
 
 
-def _score(query: str, target: str) -> float:
+def pair_score(query: str, target: str) -> float:
+    """Relevance of `target` to `query` in [0, 1]: embedding cosine blended with shared content words."""
     if not content_words(query) or not content_words(target):
         return 0.0
     cos = float(np.dot(embedding(query), embedding(target)))
@@ -36,13 +37,13 @@ def rank_background(query: str, profile: Profile, shareable_only: bool = True) -
     for k, item in enumerate(profile.background):
         if shareable_only and not item.shareable:
             continue
-        score = max(1.1 * _score(query, item.context), _score(query, item.information))
+        score = max(1.1 * pair_score(query, item.context), pair_score(query, item.information))
         out.append(Match("background", k, min(score, 1.0)))
     return sorted(out, key=lambda m: m.score, reverse=True)
 
 
 def rank_intents(query: str, profile: Profile) -> list[Match]:
-    out = [Match("intent", k, _score(query, intent)) for k, intent in enumerate(profile.intents)]
+    out = [Match("intent", k, pair_score(query, intent)) for k, intent in enumerate(profile.intents)]
     return sorted(out, key=lambda m: m.score, reverse=True)
 
 

@@ -11,12 +11,17 @@ from delegate.compose import compose
 from delegate.cues import _query, detect
 from delegate.meeting import MeetingState
 from delegate.models import Decision, Profile, Scenario
+from delegate.similarity import warm_up
 
 HOLDING_LINE = "I don't have that at hand right now — I'll check and follow up after the meeting."
 
 
 class LocalEngine:
     name = "local"
+
+    def __init__(self) -> None:
+        # Load the static embeddings now, so the first decision of a meeting is as fast as the others.
+        warm_up()
 
     def decide_now(self, meeting: MeetingState, principal: Profile) -> Decision:
         t0 = time.perf_counter()

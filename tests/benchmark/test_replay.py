@@ -1,0 +1,63 @@
+import json
+
+import typer
+from typer.testing import CliRunner
+
+from benchmark.data import FIXTURES
+from benchmark.replay import main
+
+app = typer.Typer()
+app.command()(main)
+runner = CliRunner()
+
+REPORT_KEYS = {
+    "engine", "judge", "cases", "response_rate", "silence_rate", "noisy_name_response_rate", "loose_recall",
+    "strict_recall", "attribution", "response_words", "meeting_correctness", "latency_ms", "cases_per_second",
+}
+
+
+def test_end_to_end_replay_writes_every_key(tmp_path):
+    fixture = sorted(FIXTURES.glob("*.json"))[0]
+    result = runner.invoke(app, ["--data", str(fixture), "--out", str(tmp_path), "--mode", "both"])
+    assert result.exit_code == 0, result.output
+    report = json.loads((tmp_path / "report.json").read_text())
+    assert set(report) >= REPORT_KEYS
+    assert set(report["response_rate"]) == {"all", "explicit_cue", "implicit_cue", "chime_in"}
+    assert set(report["silence_rate"]) >= {"all", "explicit_cue", "implicit_cue", "none"}
+    assert set(report["attribution"]) == {"expected", "context", "transcript", "hallucination"}
+    assert report["cases"]["matched"] > 0 and report["cases"]["mismatched"] > 0 and report["cases"]["noisy_name"] > 0
+    assert 0 <= report["response_rate"]["all"] <= 1
+    assert report["stream"]["mode"] == "stream" and 0 <= report["stream"]["speak_precision"] <= 1
+    lines = (tmp_path / "cases.jsonl").read_text().splitlines()
+    row = json.loads(lines[0])
+    assert {"id", "variant", "scenario", "principal", "spoke", "response", "matched_expected_points", "attribution", "latency_ms"} <= set(row)
+    assert len(lines) == sum(report["cases"].values())
+    for name in ("report.md", "response_vs_silence.png", "recall_attribution.png"):
+        assert (tmp_path / name).stat().st_size > 0
+
+
+def test_no_derive_replays_only_file_cases(tmp_path):
+    fixture = sorted(FIXTURES.glob("*.json"))[0]
+    result = runner.invoke(app, ["--data", str(fixture), "--out", str(tmp_path), "--no-derive", "--mode", "snapshot"])
+    assert result.exit_code == 0, result.output
+    report = json.loads((tmp_path / "report.json").read_text())
+    assert report["cases"]["mismatched"] == 0 and report["cases"]["noisy_name"] == 0
+
+
+def test_bad_input_exits_2(tmp_path):
+    bad = tmp_path / "bad.json"
+    bad.write_text('{"format": "delegate-bench/1"}')
+    result = runner.invoke(app, ["--data", str(bad), "--out", str(tmp_path)])
+    assert result.exit_code == 2
+    assert "bad.json" in result.output
+
+
+def test_judge_separates_oracle_from_shuffled(tmp_path):
+    figures = {}
+    for engine in ("oracle", "shuffled"):
+        out = tmp_path / engine
+        result = runner.invoke(app, ["--engine", engine, "--variants", "matched", "--mode", "snapshot", "--out", str(out)])
+        assert result.exit_code == 0, result.output
+        figures[engine] = json.loads((out / "report.json").read_text())["loose_recall"]["responded"]
+    assert figures["oracle"] >= 0.85
+    assert figures["shuffled"] <= 0.25

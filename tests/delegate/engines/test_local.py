@@ -1,0 +1,33 @@
+from delegate.engines import build_engine
+from delegate.engines.local import LocalEngine
+from delegate.meeting import MeetingState
+from delegate.models import BackgroundItem, Profile, Scenario, Utterance
+
+AMARA = Profile(
+    name="Amara Okafor",
+    label="P4",
+    intents=["When marketing can announce the release"],
+    background=[
+        BackgroundItem(context="When the launch date is discussed", information="Marketing needs five working days of notice before any launch announcement."),
+        BackgroundItem(context="When the launch date is discussed", information="We are being acquired; nobody may know yet.", shareable=False),
+    ],
+)
+
+
+async def test_speaks_on_explicit_cue_with_grounded_words():
+    s = MeetingState("m", names={"P1": "Dana", "P4": "Amara Okafor"})
+    s.add(Utterance(id=0, speaker="P1", text="We want to launch on the 14th."))
+    s.add(Utterance(id=1, speaker="P1", text="Amara, does the launch date work for marketing?"))
+    d = await LocalEngine().decide(s, AMARA)
+    assert d.spoke and d.scenario is Scenario.explicit_cue
+    assert "five working days" in d.speak
+    assert "acquired" not in d.speak
+    assert d.used_background == [0]
+    assert d.utterance_id == 1 and d.engine == "local" and d.reason
+
+
+async def test_stays_silent_when_not_concerned():
+    s = MeetingState("m", names={"P1": "Dana", "P2": "Rohan"})
+    s.add(Utterance(id=0, speaker="P1", text="Rohan, did the database backup finish last night?"))
+    d = await build_engine("local").decide(s, AMARA)
+    assert not d.spoke and d.scenario is Scenario.none

@@ -1,0 +1,79 @@
+from delegate.cues import detect, is_question
+from delegate.meeting import MeetingState
+from delegate.models import BackgroundItem, Profile, Scenario, Utterance
+
+PRIYA = Profile(
+    name="Priya Raman",
+    label="P2",
+    aliases=["Priya"],
+    intents=["Whether the crash fix can ship in release 5.4"],
+    background=[
+        BackgroundItem(
+            context="When the crash on Android 14 is discussed",
+            information="The crash comes from the image cache on Android 14; my fix is merged and QA verified it on Tuesday.",
+        ),
+        BackgroundItem(context="When the app store review is discussed", information="Apple review usually takes two days for us."),
+    ],
+)
+NAMES = {"P1": "Dana Smith", "P2": "Priya Raman", "P3": "Tomasz Kowalski", "P4": "Amara Okafor"}
+
+
+def meeting(rows: list[tuple[str, str]]) -> MeetingState:
+    s = MeetingState("m", attendees=list(NAMES), names=NAMES)
+    for i, (who, text) in enumerate(rows):
+        s.add(Utterance(id=i, speaker=who, text=text))
+    return s
+
+
+def test_explicit_cue_by_name():
+    s = meeting([("P1", "Let's start with QA."), ("P1", "Priya, where are we with the Android crash?")])
+    assert detect(s, PRIYA).scenario is Scenario.explicit_cue
+
+
+def test_question_named_to_someone_else_is_never_theirs():
+    s = meeting([
+        ("P2", "The crash fix is merged."),
+        ("P1", "Good."),
+        ("P1", "Tomasz, can you tell us whether the Android crash is still reproducible?"),
+    ])
+    cue = detect(s, PRIYA)
+    assert cue.scenario is Scenario.none
+    assert "Tomasz" in cue.reason
+
+
+def test_implicit_cue_from_the_exchange():
+    s = meeting([
+        ("P1", "What is the status of the Android crash in the image cache?"),
+        ("P2", "I found the cause in the image cache, the fix is in review."),
+        ("P1", "And is the fix verified by QA on Android 14 already?"),
+    ])
+    assert detect(s, PRIYA).scenario is Scenario.implicit_cue
+
+
+def test_chime_in_when_the_talk_reaches_their_topic():
+    s = meeting([
+        ("P3", "Marketing wants the launch on the 14th."),
+        ("P4", "Then we must submit to the app store early, the app store review will decide the date."),
+    ])
+    assert detect(s, PRIYA).scenario is Scenario.chime_in
+
+
+def test_none_when_unrelated_and_not_involved():
+    s = meeting([("P3", "The office party is on Friday."), ("P4", "I will bring the cake and the drinks for everyone.")])
+    assert detect(s, PRIYA).scenario is Scenario.none
+
+
+def test_none_right_after_the_principal_spoke():
+    s = meeting([("P1", "Priya, status?"), ("P2", "The fix is merged.")])
+    assert detect(s, PRIYA).scenario is Scenario.none
+
+
+def test_garbled_name_is_an_explicit_cue():
+    s = meeting([("P1", "Okay."), ("P1", "Pria, could you give us the update on the crash?")])
+    assert detect(s, PRIYA).scenario is Scenario.explicit_cue
+
+
+def test_is_question():
+    assert is_question("Could you send it?")
+    assert is_question("It works, right?")
+    assert not is_question("It works fine now.")

@@ -1,0 +1,47 @@
+import time
+
+from delegate.meeting import MeetingState, is_backchannel
+from delegate.models import Utterance
+
+
+def feed(state: MeetingState, rows: list[tuple[str, str]]) -> None:
+    start = len(state)
+    for k, (who, text) in enumerate(rows):
+        state.add(Utterance(id=start + k, speaker=who, text=text))
+
+
+def test_backchannels_do_not_take_the_floor():
+    s = MeetingState("m")
+    feed(s, [("A", "Can you check the logs?"), ("B", "Yeah."), ("C", "Mhm."), ("B", "The logs are clean.")])
+    assert s.recent_speakers(3) == ["B", "A"]
+    assert s.replies[("A", "B")] == 1
+    assert is_backchannel("Okay, yeah.") and not is_backchannel("Okay, the logs are clean.")
+
+
+def test_said_by_and_turns_since():
+    s = MeetingState("m")
+    feed(s, [("A", "First point about the budget."), ("B", "Second point on hiring."), ("A", "Third point, the venue.")])
+    assert [u.id for u in s.said_by("A")] == [0, 2]
+    assert s.turns_since("B") == 1
+    assert s.turns_since("Z") is None
+
+
+def test_window_keeps_only_recent_turns():
+    s = MeetingState("m", recent_window=5)
+    feed(s, [(f"P{i % 3}", f"turn number {i} about topic {i}") for i in range(50)])
+    assert len(s.recent) == 5
+    assert s.recent[-1].utterance.id == 49
+
+
+def test_cost_per_utterance_does_not_grow_with_length():
+    def cost(n: int) -> float:
+        s = MeetingState("m")
+        feed(s, [(f"P{i % 4}", f"we discussed item {i} at some length today") for i in range(n)])
+        t0 = time.perf_counter()
+        feed(s, [(f"P{i % 4}", f"further remark {i} on the plan") for i in range(200)])
+        return time.perf_counter() - t0
+
+    cost(10)  # warm caches
+    small, large = min(cost(100) for _ in range(3)), min(cost(5000) for _ in range(3))
+    # Incremental: adding 200 utterances after 5000 costs about what it costs after 100.
+    assert large < small * 3
