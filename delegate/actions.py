@@ -3,26 +3,31 @@
 The embedded extractor reads one final utterance at a time and proposes `ProposedAction`s:
 
 - a *commitment* ("I will send you the link by Friday"): the speaker is the assignee;
-- a *request* ("[PERSON5], could you prepare a poll?", "please e-mail [PERSON14]"): the addressee is the
-  assignee — a vocative mask in the sentence, else the person the speaker was answering;
-- an *assignment* ("[PERSON5] and [PERSON11] should select the video"): the named people;
-- an *acceptance* ("Sure, I can do it.") right after a request: the acceptor takes the request over.
+- a *request* ("[PERSON5], could you prepare a poll?", "Marcus, can you write it up?", "please e-mail
+  [PERSON14]"): the addressee is the assignee — a vocative name or mask (`delegate.names`), else the
+  person the speaker was answering;
+- an *assignment* ("[PERSON5] and [PERSON11] should select the video", "everybody please fill the table"):
+  the named people, or everyone with the speaker;
+- an *acceptance* ("Sure, I can do it.", "Will do.") or an *anaphoric commitment* ("Yeah, I'll draft
+  something by Wednesday") right after a request, a "who can ...?" or one's own "we can ...": the
+  speaker takes that work over, with its description and any new due date.
 
 Only future work counts: a clause is an action when a commitment/request trigger is followed by a work
 verb ("send", "review", "set up", ...), not a meeting-room verb ("see", "explain", "share my screen"),
-and not negated or reported as done ("I already sent it"). Each candidate gets a confidence from its
-trigger and cues (a work verb that names a deliverable, a due date, a named addressee, hedges); only
-candidates above `threshold` are proposed, which keeps the rate near what a person will review live.
+and not negated, conditional or reported as done ("I already sent it"). Each candidate gets a
+confidence from its trigger and cues (a verb naming a deliverable, a due date, a named addressee, an
+answer to a question, hedges); only candidates at or above `threshold` are proposed, which keeps the
+rate near what a person will review live (about a dozen an hour on real project meetings).
 
-A candidate that restates an open action (same assignees, similar description, within a bounded
-window) updates it instead of proposing it twice; the update is emitted only when a detail changed
-(due date, assignees, a sharper description). All state is bounded (recent requests and open actions
-are deques), so an utterance costs the same at minute 1 and minute 90.
+A candidate that restates an open action (overlapping assignees, similar description, within a
+bounded window) updates it instead of proposing it twice; the update is emitted only when a detail
+changed (due date, assignees, a sharper description). All state is bounded (recent candidates and open
+actions are deques), so an utterance costs the same at minute 1 and minute 90.
 
 `ActionBook` keeps the actions and every state change (proposed, updated, approved, rejected) for the
-audit log; the server turns its events into frames and rows.
+audit log; the server turns its events into frames and rows. `Extractor` is the protocol an LLM
+refiner (prompt `prompts/extract_actions.md.j2`) will implement around this one.
 """
-
 from __future__ import annotations
 
 import re
@@ -77,7 +82,7 @@ WORK_VERBS = _forms(
     "backport", "rotate", "raise", "file", "escalate", "approve", "reach", "loop", "chase", "ping", "sync",
     "cover", "host", "compile", "benchmark", "debug", "dig", "draft", "reconstruct", "replay", "export",
     "import", "estimate", "calculate", "double-check", "doublecheck", "recheck", "re-run", "revise",
-    "finalize", "finalise", "prioritize", "prioritise", "split", "write up", "own", "lend", "borrow",
+    "finalize", "finalise", "prioritize", "prioritise", "split", "own", "lend", "borrow",
 )
 WORK_VERBS |= {"wrote", "written", "sent", "made", "got", "gave", "given", "found", "put", "did", "done",
                "took", "taken", "brought", "kept", "ran", "set", "chose", "chosen", "paid", "read"}
@@ -576,13 +581,6 @@ class ActionExtractor:
             if action is not None:
                 out[action.id] = action
         return list(out.values())
-
-    def observe_all(self, meeting: MeetingState, utterances: Iterable[Utterance]) -> list[ProposedAction]:
-        """Feed a whole transcript (replay); returns the final state of every action."""
-        for u in utterances:
-            meeting.add(u)
-            self.observe(meeting)
-        return self.actions
 
     # -- candidates --
 
