@@ -97,7 +97,7 @@ STRONG_VERBS = _forms(
 
 # These need an object that is work to be actions ("do it", "make sure", "get started" are not).
 _WEAK_VERBS = _forms("do", "make", "get", "give", "take", "put", "keep", "let", "start", "work", "try",
-                     "run", "set", "look", "talk", "follow", "find", "call", "meet", "move", "start")
+                     "run", "set", "look", "talk", "follow", "find", "call", "meet", "move")
 
 # A clause about the meeting itself, happening right now, is not an action item.
 _IN_MEETING = re.compile(
@@ -138,12 +138,12 @@ _NAME = r"(?:\[PERSON\d+\]|(?<![.?!] )\b[A-Z][a-zà-ÿ]+(?:\s[A-Z][a-zà-ÿ]+)?)
 Trigger = Literal["self", "self_weak", "we", "we_weak", "let_me", "lets", "request", "please", "you_modal",
                   "assign", "everyone", "nominate", "who"]
 
-# Base confidence per trigger: how often such a clause is a real action item in meeting talk.
 _SELF_TRIGGERS = frozenset({"self", "self_weak", "we", "we_weak", "let_me", "lets"})
 _REQUEST_TRIGGERS = frozenset({"request", "please", "you_modal", "assign", "nominate", "everyone", "who"})
 _TENTATIVE_TRIGGERS = frozenset({"self_weak", "we", "we_weak", "lets"})
 _PRONOUN_OBJECT = re.compile(r"^\S+(?:\s+(?:up|out|over|on))?\s+(it|this|that|them|something|these|those|one|so)\b", re.I)
 
+# Base confidence per trigger: how often such a clause is a real action item in meeting talk.
 _BASE: dict[Trigger, float] = {
     "self": 0.55, "self_weak": 0.35, "we": 0.3, "we_weak": 0.15, "let_me": 0.35, "lets": 0.2,
     "request": 0.45, "please": 0.55, "you_modal": 0.3, "assign": 0.5, "everyone": 0.45, "nominate": 0.25, "who": 0.4,
@@ -235,9 +235,10 @@ _OFFERS: dict[ActionType, str] = {
 }
 
 # Prepositions and verbs before a mask that make it an object, not the person spoken to.
-_NOT_VOCATIVE = frozenset(
-    ["to", "with", "from", "about", "ask", "asked", "email", "e-mail", "mail", "write", "contact", "tell", "told", "and", "or", "of", "for", "by", "like", "than", "as", "invite", "remind", "call", "meet", "inform", "cc"]
-)
+_NOT_VOCATIVE = frozenset({
+    "to", "with", "from", "about", "ask", "asked", "email", "e-mail", "mail", "write", "contact", "tell", "told",
+    "and", "or", "of", "for", "by", "like", "than", "as", "invite", "remind", "call", "meet", "inform", "cc",
+})
 _CLAUSE_END = re.compile(
     r",?\s+\b(because|since|so that|as i said|as you know|which|but|otherwise|don't worry|and yeah|"
     r"and (?:I|we|you|he|she|they|it|then|should|so|maybe)|maybe (?:we|I)|if (?:you|we|I|it))\b",
@@ -270,8 +271,6 @@ class Candidate(BaseModel):
     accepted: bool = False
     """It takes over an earlier candidate: its assignees replace those of the action proposed from it."""
     antecedent_excerpt: str | None = None
-    source_ids: tuple[int, ...] = ()
-    """Further utterances the action draws on."""
 
 
 class ActionEvent(BaseModel):
@@ -312,8 +311,9 @@ class ActionBook:
     """The actions of one meeting and the history of their states."""
 
     principal: str | None = None
-    _actions: dict[str, ProposedAction] = field(default_factory=dict)
-    events: list[ActionEvent] = field(default_factory=list)
+    _actions: dict[str, ProposedAction] = field(default_factory=dict, init=False)
+    events: list[ActionEvent] = field(default_factory=list, init=False)
+    """Every state change in order: what the audit log and the `action` frames are made of."""
 
     @property
     def actions(self) -> list[ProposedAction]:
@@ -361,7 +361,7 @@ def sentences(text: str) -> Iterable[tuple[int, int]]:
             yield start, end
 
 
-def _anaphoric(clause: str, verb: str) -> bool:
+def _anaphoric(clause: str) -> bool:
     """The work is named only by a pronoun: "do it", "send it to him", "draft something"."""
     return bool(_PRONOUN_OBJECT.match(clause))
 
@@ -633,7 +633,7 @@ class ActionExtractor:
             return None
         if trigger == "please" and _UNOWNED.search(sentence):
             return None  # "could someone please ...": nobody owns it yet
-        anaphoric = _anaphoric(clause, verb)
+        anaphoric = _anaphoric(clause)
         if verb in _WEAK_VERBS and len(content_words(clause)) < 3 and not anaphoric:
             return None
         if trigger == "lets" and verb in _AGENDA_VERBS:
@@ -728,7 +728,7 @@ class ActionExtractor:
 
     def _propose_or_merge(self, cand: Candidate) -> ProposedAction | None:
         same = self._restated(cand)
-        ids = {cand.excerpt_utterance_id, cand.utterance_id, *cand.source_ids}
+        ids = {cand.excerpt_utterance_id, cand.utterance_id}
         if same is None:
             action = ProposedAction(
                 id=self.book.next_id(), action_type=cand.action_type, description=cand.description,
