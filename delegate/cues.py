@@ -173,8 +173,8 @@ def detect(meeting: MeetingState, principal: Profile, th: type[CueThresholds] = 
         return Cue(Scenario.none, 0.9, f"addressed to {who}, not to the principal")
 
     question = is_question(last.text)
-    if hit.reference is names.Reference.mentioned and question:
-        return Cue(Scenario.explicit_cue, 0.6, f"a question that names the principal ('{hit.surface}')")
+    if hit.reference is names.Reference.named or (hit.reference is names.Reference.mentioned and question):
+        return Cue(Scenario.explicit_cue, 0.6, f"the turn names the principal ('{hit.surface}')")
 
     if is_backchannel(last.text):
         return Cue(Scenario.none, 0.8, "a backchannel: the floor has not moved")

@@ -23,7 +23,11 @@ from delegate.text import clean
 
 class Reference(StrEnum):
     addressed = "addressed"
+    """Spoken to: "[X], what is your status?"."""
+    named = "named"
+    """Named in passing, neither clearly spoken to nor clearly spoken about: "maybe [X] also knows"."""
     mentioned = "mentioned"
+    """Spoken about: "as [X] said", "[X]'s mail"."""
     absent = "absent"
 
 
@@ -38,7 +42,7 @@ class NameHit:
 
 ABSENT = NameHit(Reference.absent, "", "", 0.0)
 
-_TOKEN = re.compile(r"\[[A-Z]+\d*\]|[A-Za-z][A-Za-z'’-]*|[0-9]+|[,.;:?!—–-]")
+_TOKEN = re.compile(r"\[[A-Z]+\d*\]|['’]s\b|[A-Za-z][A-Za-z'’-]*|[0-9]+|[,.;:?!—–-]")
 _END = frozenset("?.!")
 _PAUSE = frozenset(",;:—–-")
 
@@ -185,6 +189,8 @@ def _slot_reference(toks: list[str], i: int, j: int) -> Reference:
         return Reference.addressed
     if before == "to" and before2 in _HANDOVER:
         return Reference.addressed
+    if before == "and" and after in _PAUSE and (before2.startswith("[") or toks[i - 2][:1].isupper()):
+        return Reference.addressed  # "[X] and [Y], we are going to ..."
     if before in _MENTION_BEFORE and not (before in ("and", "so") and at_start):
         return Reference.mentioned
     if after in ("will", "is", "can", "could", "would", "should") and after2 in ("going", *_HANDOFF_VERBS):
@@ -199,7 +205,7 @@ def _slot_reference(toks: list[str], i: int, j: int) -> Reference:
         return Reference.addressed
     if at_start and at_end:
         return Reference.addressed
-    return Reference.mentioned
+    return Reference.named
 
 
 def _garble_slot(toks: list[str], i: int) -> bool:
@@ -222,7 +228,7 @@ def _name_like(toks: list[str], i: int) -> bool:
 
 
 def find(text: str, person: Profile, others: frozenset[str] = frozenset(), garble_threshold: float = 0.72) -> NameHit:
-    """The strongest reference to `person` in `text`: addressed beats mentioned beats absent.
+    """The strongest reference to `person` in `text`: addressed, then named, then mentioned, then absent.
 
     `others` are lower-case name words of the other attendees: a word that is someone else's name is
     never taken for a garbled form of this person's.
@@ -262,7 +268,7 @@ def find(text: str, person: Profile, others: frozenset[str] = frozenset(), garbl
 
 
 def _rank(hit: NameHit) -> tuple[int, float]:
-    order = {Reference.absent: 0, Reference.mentioned: 1, Reference.addressed: 2}
+    order = {Reference.absent: 0, Reference.mentioned: 1, Reference.named: 2, Reference.addressed: 3}
     return (order[hit.reference], hit.score)
 
 

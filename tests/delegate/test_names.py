@@ -63,3 +63,8 @@ def test_sounds_like_orders_plausible_confusions():
     assert sounds_like("siri", "sirui") > sounds_like("cherry", "sirui")
     assert sounds_like("jason", "jisen") > 0.85
     assert sounds_like("budget", "jisen") < 0.6
+
+
+def test_named_in_passing_is_between_address_and_mention():
+    assert ref("Let me check; maybe [PERSON5] also knows, none of them works well.") is Reference.named
+    assert ref("[PERSON2] and [PERSON5], we are going to work on the set-up.") is Reference.addressed
