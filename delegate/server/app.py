@@ -7,11 +7,12 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import importlib
 import sys
 import uuid
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import structlog
 import uvicorn
@@ -41,6 +42,9 @@ from delegate.server.protocol import (
 from delegate.server.sessions import MeetingSession, Sessions
 from delegate.store import SQLiteStore
 
+if TYPE_CHECKING:
+    from delegate.asr import Transcriber
+
 log = structlog.get_logger("delegate.server")
 
 _HTTP_STATUS = {
@@ -62,6 +66,18 @@ class Service:
     store: SQLiteStore
     metrics: Metrics
     sessions: Sessions
+
+
+class _Speech:
+    """Speech-to-text streams for `audio_start`, on one model loaded when audio first comes."""
+
+    def __init__(self, settings: Settings) -> None:
+        self._settings = settings
+
+    async def __call__(self, sample_rate: int, names: list[str]) -> Transcriber:
+        # Importing faster-whisper takes a while: off the event loop, and only once audio is used.
+        asr = await asyncio.to_thread(importlib.import_module, "delegate.asr")
+        return await asr.open_stream(self._settings, sample_rate, names)
 
 
 class _Engines:
@@ -152,6 +168,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         default_engine=settings.engine,
         max_text_chars=settings.max_text_chars,
         idle_seconds=settings.session_idle_seconds,
+        asr=_Speech(settings),
     )
     svc = Service(
         settings=settings, auth=Auth(settings.api_tokens), store=store, metrics=metrics, sessions=sessions
@@ -231,11 +248,10 @@ def create_app(settings: Settings | None = None) -> FastAPI:
 
 
 async def handle_binary(session: MeetingSession | None, data: bytes) -> None:
-    """Binary frames are PCM audio; until the ASR lands, none is accepted (the one place to change)."""
-    raise ProtocolError(
-        ErrorCode.binary_not_supported,
-        f"Binary frame of {len(data)} bytes refused: {ErrorCode.binary_not_supported}.",
-    )
+    """Binary frames are PCM audio of the stream an `audio_start` opened."""
+    if session is None:
+        raise ProtocolError(ErrorCode.not_joined)
+    await session.audio(data)
 
 
 async def _serve_connection(svc: Service, ws: WebSocket, meeting_id: str) -> None:

@@ -24,6 +24,7 @@ class ErrorCode(StrEnum):
     empty_text = "empty_text"
     binary_not_supported = "binary_not_supported"
     audio_not_supported = "audio_not_supported"
+    bad_audio = "bad_audio"
     not_joined = "not_joined"
     bad_meeting_id = "bad_meeting_id"
     bad_engine = "bad_engine"
@@ -45,7 +46,8 @@ ERROR_TEXT: dict[ErrorCode, str] = {
     ErrorCode.bad_encoding: "The text cannot be encoded as UTF-8 (lone surrogates).",
     ErrorCode.empty_text: "A final utterance needs some text.",
     ErrorCode.binary_not_supported: "Binary frames carry audio, and no audio stream is open.",
-    ErrorCode.audio_not_supported: "This server does not transcribe audio yet; send typed utterances.",
+    ErrorCode.audio_not_supported: "This server cannot transcribe audio; send typed utterances.",
+    ErrorCode.bad_audio: "The audio stream cannot be transcribed as declared.",
     ErrorCode.not_joined: "Send `join` first: this meeting does not exist yet.",
     ErrorCode.bad_meeting_id: "Meeting ids are 1-128 letters, digits, `_`, `.`, `:` or `-`.",
     ErrorCode.bad_engine: "No engine of that name.",
@@ -128,7 +130,9 @@ class UtteranceIn(_Message):
 class AudioStart(_Message):
     type: Literal["audio_start"]
     sample_rate: int = Field(default=16000, gt=0)
-    speaker: str | None = None
+    """Of the binary frames that follow: 16-bit little-endian mono PCM."""
+    speaker: str | None = Field(default=None, min_length=1, max_length=200)
+    """Who speaks in this stream, when the client knows (per-participant audio); else `unknown`."""
 
 
 class AudioEnd(_Message):

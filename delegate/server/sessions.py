@@ -10,7 +10,7 @@ import contextlib
 import time
 from collections.abc import Awaitable, Callable, Iterable
 from types import TracebackType
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 import structlog
 
@@ -35,9 +35,13 @@ from delegate.server.protocol import (
     MeetingSpec,
     ProtocolError,
     ServerMessage,
+    TranscriptMessage,
     UtteranceIn,
 )
 from delegate.store import AuditEvent, AuditKind, Store
+
+if TYPE_CHECKING:
+    from delegate.asr import Transcriber, TranscriptEvent
 
 log = structlog.get_logger("delegate.session")
 
@@ -59,6 +63,19 @@ class ActionExtractor(Protocol):
     def add(self, utterance: Utterance) -> list[ProposedAction]: ...
 
 
+class TranscriberFactory(Protocol):
+    """Opens a speech-to-text stream (delegate.asr) for one `audio_start`.
+
+    Raises ValueError for an unusable sample rate, OSError or RuntimeError when there is no model.
+    """
+
+    async def __call__(self, sample_rate: int, names: list[str]) -> Transcriber: ...
+
+
+UNKNOWN_SPEAKER = "unknown"
+"""Speaker of transcribed utterances when the client does not say whose audio it sends."""
+
+
 class MeetingSession:
     """Feeds the meeting state, runs the engine after each utterance, records everything before telling.
 
@@ -78,6 +95,7 @@ class MeetingSession:
         max_text_chars: int,
         actions: ActionExtractor | None = None,
         on_closed: Callable[[MeetingSession], None] | None = None,
+        asr: TranscriberFactory | None = None,
     ) -> None:
         self.meeting_id = meeting_id
         self.principal: Profile = spec.principal
@@ -103,6 +121,9 @@ class MeetingSession:
         self._pending: asyncio.Task[None] | None = None
         self._pending_id: int | None = None
         self._committing = False
+        self._asr = asr
+        self._audio: Transcriber | None = None
+        self._audio_speaker = UNKNOWN_SPEAKER
         self._log = log.bind(meeting_id=meeting_id)
 
     # --- lifecycle ----------------------------------------------------------------------------------
@@ -134,6 +155,7 @@ class MeetingSession:
                 return
             await self._settle_pending(reason=reason)
             self.closed = True
+            self._audio = None
             await self._audit(kind, reason=reason)
         self._log.info("meeting_closed", reason=reason)
         if self._on_closed is not None:
@@ -199,8 +221,11 @@ class MeetingSession:
             case Leave():
                 await self.close(message.reason or "client_left", kind=AuditKind.left)
                 await self._send(Ack(of="leave", meeting_id=self.meeting_id))
-            case AudioStart() | AudioEnd():
-                raise ProtocolError(ErrorCode.audio_not_supported)
+            case AudioStart():
+                await self._on_audio_start(message)
+            case AudioEnd():
+                await self._end_audio()
+                await self._send(Ack(of="audio_end", meeting_id=self.meeting_id))
 
     async def _on_join(self, message: Join, conn: Connection) -> None:
         if message.principal is not None and message.principal != self.principal:
@@ -299,6 +324,54 @@ class MeetingSession:
                 await self._send(
                     Ack(of="feedback", meeting_id=self.meeting_id, utterance_id=message.utterance_id)
                 )
+
+    # --- audio --------------------------------------------------------------------------------------
+
+    async def audio(self, pcm: bytes) -> None:
+        """One binary frame of the open audio stream; its transcripts go out, its finals on as utterances."""
+        if self.closed:
+            raise ProtocolError(ErrorCode.meeting_closed)
+        if self._audio is None:
+            raise ProtocolError(ErrorCode.binary_not_supported)
+        self.last_activity = time.time()
+        await self._on_transcripts(await self._audio.afeed(pcm))
+
+    async def _on_audio_start(self, message: AudioStart) -> None:
+        if self._asr is None:
+            raise ProtocolError(ErrorCode.audio_not_supported)
+        # Recognition is biased toward the names people here will be called by.
+        names = [self.principal.name, *self.principal.aliases]
+        names += [self.state.display_name(a) for a in self.state.attendees]
+        try:
+            stream = await self._asr(message.sample_rate, names)
+        except ValueError as e:
+            raise ProtocolError(ErrorCode.bad_audio, f"The audio stream cannot be transcribed: {e}.") from e
+        except (OSError, RuntimeError) as e:
+            self._log.exception("asr_unavailable")
+            raise ProtocolError(ErrorCode.audio_not_supported) from e
+        await self._end_audio()  # a new stream ends the one before
+        self._audio, self._audio_speaker = stream, message.speaker or UNKNOWN_SPEAKER
+        await self._send(Ack(of="audio_start", meeting_id=self.meeting_id))
+
+    async def _end_audio(self) -> None:
+        stream, self._audio = self._audio, None
+        if stream is not None:
+            await self._on_transcripts(await stream.aflush())
+
+    async def _on_transcripts(self, events: list[TranscriptEvent]) -> None:
+        for event in events:
+            uid = 0 if self.state.last_id is None else self.state.last_id + 1
+            utterance = Utterance(
+                id=uid,
+                speaker=self._audio_speaker,
+                text=event.text,
+                start=event.start,
+                end=event.end,
+                final=event.final,
+            )
+            await self._send(TranscriptMessage(meeting_id=self.meeting_id, utterance=utterance))
+            if event.final:
+                await self._on_utterance(UtteranceIn(type="utterance", **utterance.model_dump()))
 
     # --- actions seam -------------------------------------------------------------------------------
 
@@ -413,6 +486,7 @@ class Sessions:
         max_text_chars: int,
         idle_seconds: float,
         actions: Callable[[], ActionExtractor] | None = None,
+        asr: TranscriberFactory | None = None,
     ) -> None:
         self._store = store
         self._metrics = metrics
@@ -421,6 +495,7 @@ class Sessions:
         self._max_text_chars = max_text_chars
         self._idle_seconds = idle_seconds
         self._actions = actions
+        self._asr = asr
         self._sessions: dict[str, MeetingSession] = {}
         self._open_lock = asyncio.Lock()
 
@@ -449,6 +524,7 @@ class Sessions:
                 max_text_chars=self._max_text_chars,
                 actions=self._actions() if self._actions is not None else None,
                 on_closed=self._forget,
+                asr=self._asr,
             )
             await session.start()
             self._sessions[meeting_id] = session

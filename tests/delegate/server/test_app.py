@@ -142,7 +142,7 @@ BAD_FRAMES: list[tuple[str, str | bytes, str]] = [
         "bad_encoding",
     ),
     ("binary garbage", bytes(range(256)) * 4, "binary_not_supported"),
-    ("audio start", '{"type": "audio_start", "sample_rate": 16000}', "audio_not_supported"),
+    ("audio at 100 Hz", '{"type": "audio_start", "sample_rate": 100}', "bad_audio"),
     ("feedback on nothing", '{"type": "feedback", "verdict": "approve", "action_id": "a-404"}', "not_found"),
     ("feedback without target", '{"type": "feedback", "verdict": "approve"}', "bad_message"),
     ("other principal", json.dumps({"type": "join", "principal": {"name": "Mallory"}}), "conflict"),

@@ -1,0 +1,88 @@
+"""Audio in over a real WebSocket: PCM frames become transcripts, finals become utterances and decisions."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+from benchmark.asr import AUDIO_FIXTURES
+from delegate.asr import SAMPLE_RATE, load_speech_model, read_audio
+from tests.delegate.server.live import LiveServer, expect_error, join, open_ws, recv, send
+
+SIRUI = {
+    "name": "Sirui Zhao",
+    "aliases": ["Sirui"],
+    "background": [
+        {
+            "context": "if asked about the data collection",
+            "information": "The data collection is on track: two hundred recordings are in",
+        }
+    ],
+}
+CHUNK = SAMPLE_RATE // 10 * 2  # 100 ms of 16-bit mono
+
+
+async def stream_pcm(ws: Any, pcm: bytes, realtime: bool = False) -> None:
+    for i in range(0, len(pcm), CHUNK):
+        await ws.send(pcm[i : i + CHUNK])
+        if realtime:
+            await asyncio.sleep(0.1)
+
+
+async def frames_until(ws: Any, done: Any, timeout: float = 30.0) -> list[dict[str, Any]]:
+    """Frames received until `done(frame)` holds for one of them (that one included)."""
+    frames: list[dict[str, Any]] = []
+    while True:
+        frames.append(await recv(ws, timeout))
+        if done(frames[-1]):
+            return frames
+
+
+async def test_streamed_name_cue_is_transcribed_and_answered(server: LiveServer) -> None:
+    load_speech_model()  # the server shares this process's model: load it outside the timed part
+    pcm = read_audio(AUDIO_FIXTURES / "name_cue.wav")
+    async with await open_ws(server, "audio-1") as ws:
+        await join(ws, principal=SIRUI, attendees=["Peter"])
+        await send(ws, {"type": "audio_start", "sample_rate": SAMPLE_RATE, "speaker": "Peter"})
+        assert (await recv(ws, 30))["of"] == "audio_start"
+        sender = asyncio.create_task(stream_pcm(ws, pcm))
+        frames = await frames_until(
+            ws, lambda f: f["type"] == "decision" and f["decision"]["utterance_id"] == 1
+        )
+        await sender
+        await send(ws, {"type": "audio_end"})
+        frames += await frames_until(ws, lambda f: f["type"] == "ack" and f["of"] == "audio_end")
+
+    transcripts = [f["utterance"] for f in frames if f["type"] == "transcript"]
+    finals = [u for u in transcripts if u["final"]]
+    assert [u["id"] for u in finals] == [0, 1]
+    assert all(u["speaker"] == "Peter" for u in transcripts)
+    assert any(not u["final"] for u in transcripts), "partials while someone speaks"
+    assert "Sirui" in finals[1]["text"] and "data collection" in finals[1]["text"]
+    # Each final goes through the session like a typed utterance: transcript, ack, then decision.
+    kinds = [(f["type"], f.get("of")) for f in frames if f["type"] != "transcript" or f["utterance"]["final"]]
+    assert kinds[:3] == [("transcript", None), ("ack", "utterance"), ("decision", None)]
+    decisions = {f["decision"]["utterance_id"]: f["decision"] for f in frames if f["type"] == "decision"}
+    assert not decisions[0]["speak"]
+    assert decisions[1]["scenario"] == "explicit_cue"
+    assert "data collection" in decisions[1]["speak"]
+
+
+async def test_bad_audio_gets_error_frames_and_the_session_goes_on(server: LiveServer) -> None:
+    async with await open_ws(server, "audio-faults") as ws:
+        await join(ws, principal=SIRUI)
+        await ws.send(b"\x00\x01" * 800)  # audio before audio_start
+        await expect_error(ws, "binary_not_supported")
+        for rate in (0, 100, 10_000_000):
+            await send(ws, {"type": "audio_start", "sample_rate": rate})
+            await expect_error(ws, "bad_message" if rate == 0 else "bad_audio")
+        await send(ws, {"type": "audio_start", "sample_rate": 48_000})
+        assert (await recv(ws, 30))["of"] == "audio_start"
+        await ws.send(b"\x01\x02\x03")  # odd byte counts are carried over, not refused
+        await ws.send(b"\x00" * 48_001)
+        await send(ws, {"type": "audio_end"})
+        ack = await recv(ws, 30)
+        assert ack["type"] == "ack" and ack["of"] == "audio_end", "silence transcribes to nothing"
+        await send(ws, {"type": "utterance", "id": 0, "speaker": "Peter", "text": "Sirui, any news?"})
+        assert (await recv(ws))["of"] == "utterance"
+        assert (await recv(ws))["type"] == "decision"
