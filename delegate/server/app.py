@@ -21,6 +21,7 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse, Response
 
 from delegate import __version__
+from delegate.actions import ActionExtractor, Extractor
 from delegate.config import Settings, load_settings
 from delegate.engines import build_engine
 from delegate.engines.base import Engine
@@ -35,6 +36,7 @@ from delegate.server.protocol import (
     ErrorMessage,
     Join,
     MeetingInfo,
+    MeetingSpec,
     ProtocolError,
     ServerMessage,
     parse_client_message,
@@ -156,6 +158,10 @@ def _owned_session(meeting_id: str, caller: Caller, svc: ServiceDep) -> MeetingS
 OwnedSession = Annotated[MeetingSession, Depends(_owned_session)]
 
 
+def _extractor(spec: MeetingSpec) -> Extractor:
+    return ActionExtractor(principal=spec.principal.speaker_label)
+
+
 def create_app(settings: Settings | None = None) -> FastAPI:
     settings = settings or load_settings()
     metrics = Metrics()
@@ -168,6 +174,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         default_engine=settings.engine,
         max_text_chars=settings.max_text_chars,
         idle_seconds=settings.session_idle_seconds,
+        actions=_extractor,
         asr=_Speech(settings),
     )
     svc = Service(

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Protocol
 
 import structlog
 
+from delegate.actions import Extractor
 from delegate.engines.base import Engine
 from delegate.meeting import MeetingState
 from delegate.models import Decision, Profile, ProposedAction, Utterance
@@ -57,12 +58,6 @@ class Connection(Protocol):
     async def close(self, code: int, reason: str) -> None: ...
 
 
-class ActionExtractor(Protocol):
-    """Notices action items in the stream (delegate.actions); one per meeting, fed every final utterance."""
-
-    def add(self, utterance: Utterance) -> list[ProposedAction]: ...
-
-
 class TranscriberFactory(Protocol):
     """Opens a speech-to-text stream (delegate.asr) for one `audio_start`.
 
@@ -93,7 +88,7 @@ class MeetingSession:
         *,
         owner: str,
         max_text_chars: int,
-        actions: ActionExtractor | None = None,
+        actions: Extractor | None = None,
         on_closed: Callable[[MeetingSession], None] | None = None,
         asr: TranscriberFactory | None = None,
     ) -> None:
@@ -289,7 +284,7 @@ class MeetingSession:
                 self._decide(utterance.id, received), name=f"decide-{self.meeting_id}"
             )
             if self._extractor is not None:
-                for action in self._extractor.add(utterance):
+                for action in self._extractor.observe(self.state):
                     await self._propose(action)
 
     async def _on_feedback(self, message: Feedback) -> None:
@@ -300,16 +295,20 @@ class MeetingSession:
                     raise ProtocolError(
                         ErrorCode.not_found, f"No action {message.action_id!r} in this meeting."
                     )
-                status = "approved" if message.verdict == "approve" else "rejected"
+                approve = message.verdict == "approve"
+                updated = (
+                    self._extractor.apply_feedback(action.id, approve)
+                    if self._extractor is not None
+                    else action.model_copy(update={"status": "approved" if approve else "rejected"})
+                )
                 await self._audit(
                     AuditKind.feedback,
                     action.utterance_ids[-1] if action.utterance_ids else None,
                     action_id=action.id,
                     verdict=message.verdict,
-                    status=status,
+                    status=updated.status,
                     comment=message.comment,
                 )
-                updated = action.model_copy(update={"status": status})
                 self.actions[action.id] = updated
                 await self._send(Ack(of="feedback", meeting_id=self.meeting_id, action_id=action.id))
                 await self._send(ActionMessage(meeting_id=self.meeting_id, action=updated))
@@ -382,9 +381,11 @@ class MeetingSession:
                 await self._propose(action)
 
     async def _propose(self, action: ProposedAction) -> None:
+        """Record and send a new action, or a new version of one proposed before."""
         await self._audit(
             AuditKind.action,
             action.utterance_ids[-1] if action.utterance_ids else None,
+            event="updated" if action.id in self.actions else "proposed",
             **action.model_dump(mode="json"),
         )
         self.actions[action.id] = action
@@ -485,7 +486,7 @@ class Sessions:
         default_engine: str,
         max_text_chars: int,
         idle_seconds: float,
-        actions: Callable[[], ActionExtractor] | None = None,
+        actions: Callable[[MeetingSpec], Extractor] | None = None,
         asr: TranscriberFactory | None = None,
     ) -> None:
         self._store = store
@@ -522,7 +523,7 @@ class Sessions:
                 self._metrics,
                 owner=owner,
                 max_text_chars=self._max_text_chars,
-                actions=self._actions() if self._actions is not None else None,
+                actions=self._actions(spec) if self._actions is not None else None,
                 on_closed=self._forget,
                 asr=self._asr,
             )

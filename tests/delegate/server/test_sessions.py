@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from delegate.meeting import MeetingState
-from delegate.models import Decision, Profile, ProposedAction, Scenario, Utterance
+from delegate.models import Decision, Profile, ProposedAction, Scenario
 from delegate.server.metrics import Metrics
 from delegate.server.protocol import (
     Ack,
@@ -85,21 +85,42 @@ class NamedEngine:
 
 
 class PromiseExtractor:
-    """Proposes an action for every utterance that says "I'll send"."""
+    """Proposes an action for every utterance that says "I'll send"; "by Friday" later updates it."""
 
-    def add(self, utterance: Utterance) -> list[ProposedAction]:
-        if "I'll send" not in utterance.text:
-            return []
-        return [
-            ProposedAction(
-                id=f"a{utterance.id}",
-                action_type="send_email",
-                description=utterance.text,
-                assignees=[utterance.speaker],
-                supporting_excerpt=utterance.text,
-                utterance_ids=[utterance.id],
+    def __init__(self) -> None:
+        self.book: dict[str, ProposedAction] = {}
+
+    @property
+    def actions(self) -> list[ProposedAction]:
+        return list(self.book.values())
+
+    def observe(self, meeting: MeetingState) -> list[ProposedAction]:
+        u = meeting.last
+        assert u is not None
+        if "by Friday" in u.text and self.book:
+            first = next(iter(self.book.values()))
+            self.book[first.id] = first.model_copy(
+                update={"due": "Friday", "utterance_ids": [*first.utterance_ids, u.id]}
             )
-        ]
+            return [self.book[first.id]]
+        if "I'll send" not in u.text:
+            return []
+        action = ProposedAction(
+            id=f"a{u.id}",
+            action_type="send_email",
+            description=u.text,
+            assignees=[u.speaker],
+            supporting_excerpt=u.text,
+            utterance_ids=[u.id],
+        )
+        self.book[action.id] = action
+        return [action]
+
+    def apply_feedback(self, action_id: str, approve: bool) -> ProposedAction:
+        self.book[action_id] = self.book[action_id].model_copy(
+            update={"status": "approved" if approve else "rejected"}
+        )
+        return self.book[action_id]
 
 
 @pytest.fixture
@@ -110,7 +131,9 @@ async def store(tmp_path: Path) -> AsyncIterator[SQLiteStore]:
     await s.close()
 
 
-def make_session(store: SQLiteStore, engine: NamedEngine, meeting_id: str = "m") -> MeetingSession:
+def make_session(
+    store: SQLiteStore, engine: NamedEngine, meeting_id: str = "m", actions: PromiseExtractor | None = None
+) -> MeetingSession:
     return MeetingSession(
         meeting_id,
         MeetingSpec(principal=ALICE, attendees=["Bob"]),
@@ -119,7 +142,7 @@ def make_session(store: SQLiteStore, engine: NamedEngine, meeting_id: str = "m")
         Metrics(),
         owner="anonymous",
         max_text_chars=1000,
-        actions=PromiseExtractor(),
+        actions=actions,
     )
 
 
@@ -230,24 +253,30 @@ async def test_partial_utterances_are_acked_but_not_decided(store: SQLiteStore) 
     assert len(session.state) == 1
 
 
-async def test_actions_are_proposed_audited_and_approved_by_feedback(store: SQLiteStore) -> None:
+async def test_actions_are_proposed_updated_audited_and_approved_by_feedback(store: SQLiteStore) -> None:
     conn = Recorder()
-    async with make_session(store, NamedEngine()) as session:
+    extractor = PromiseExtractor()
+    async with make_session(store, NamedEngine(), actions=extractor) as session:
         await session.handle(utt(0, "I'll send the slides tonight."), conn)
+        await session.handle(utt(1, "Make that by Friday."), conn)
         await settle(session)
-        assert list(session.actions) == ["a0"]
+        assert list(session.actions) == ["a0"] and session.actions["a0"].due == "Friday"
         await session.handle(
             Feedback(type="feedback", verdict="approve", action_id="a0", comment="yes"), conn
         )
-        await session.handle(Feedback(type="feedback", verdict="reject", utterance_id=0), conn)
+        await session.handle(Feedback(type="feedback", verdict="reject", utterance_id=1), conn)
         with pytest.raises(ProtocolError) as err:
             await session.handle(Feedback(type="feedback", verdict="reject", action_id="nope"), conn)
         assert err.value.code == ErrorCode.not_found
     actions = [f.action for f in conn.frames if isinstance(f, ActionMessage)]
-    assert [a.status for a in actions] == ["proposed", "approved"]
-    assert session.actions["a0"].status == "approved"
+    assert [(a.status, a.due) for a in actions] == [
+        ("proposed", None),
+        ("proposed", "Friday"),
+        ("approved", "Friday"),
+    ]
+    assert session.actions["a0"].status == "approved" and extractor.book["a0"].status == "approved"
     events = read_events(store.path, "m")
-    assert [e.payload.get("status") for e in events if e.kind == AuditKind.action] == ["proposed"]
+    assert [e.payload["event"] for e in events if e.kind == AuditKind.action] == ["proposed", "updated"]
     feedback = [e.payload for e in events if e.kind == AuditKind.feedback]
     assert feedback[0]["action_id"] == "a0" and feedback[0]["status"] == "approved"
     assert feedback[1]["verdict"] == "reject" and "action_id" not in feedback[1]
