@@ -326,3 +326,44 @@ def test_run_refuses_to_bind_beyond_loopback_without_tokens(monkeypatch: pytest.
     with pytest.raises(SystemExit) as exit_:
         run(host="0.0.0.0", port=1)
     assert exit_.value.code == 2
+
+
+async def frames_until_decision(ws: Any, uid: int) -> list[dict[str, Any]]:
+    frames = [await recv(ws)]
+    while not (frames[-1]["type"] == "decision" and frames[-1]["decision"]["utterance_id"] == uid):
+        frames.append(await recv(ws))
+    return frames
+
+
+async def test_action_items_are_proposed_and_approved_over_the_stream(server: LiveServer) -> None:
+    async with await open_ws(server, "actions") as ws:
+        await join(ws)
+        await send(
+            ws,
+            {
+                "type": "utterance",
+                "id": 0,
+                "speaker": "Carol",
+                "text": "I will review the release notes tomorrow.",
+            },
+        )
+        frames = await frames_until_decision(ws, 0)
+        proposed = [f["action"] for f in frames if f["type"] == "action"]
+        assert (
+            len(proposed) == 1
+            and proposed[0]["assignees"] == ["Carol"]
+            and proposed[0]["status"] == "proposed"
+        )
+        action_id = proposed[0]["id"]
+        await send(ws, {"type": "feedback", "verdict": "approve", "action_id": action_id})
+        assert (await recv(ws))["action_id"] == action_id
+        updated = await recv(ws)
+        assert updated["type"] == "action" and updated["action"]["status"] == "approved"
+    async with httpx.AsyncClient(base_url=server.url) as http:
+        listed = (await http.get("/v1/meetings/actions/actions")).json()
+    assert [(a["id"], a["status"]) for a in listed] == [(action_id, "approved")]
+    events = read_events(server.settings.db_path, "actions")
+    assert [e.kind for e in events if e.kind in (AuditKind.action, AuditKind.feedback)] == [
+        AuditKind.action,
+        AuditKind.feedback,
+    ]
