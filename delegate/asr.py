@@ -7,7 +7,8 @@ after `silence_s` of silence and decoded with beam search (a final), while cheap
 growing utterance give partials. Two choices keep this well under real time on two cores:
 
 - the encoder sees the utterance plus 2 s of padding instead of Whisper's fixed 30 s window
-  (CTranslate2 accepts shorter inputs; on our fixtures this costs no accuracy and saves ~4x);
+  (CTranslate2 accepts shorter inputs): ~4x faster per decode, for a per-turn WER of 8.3% instead
+  of 6.9% with beam 5 on our fixtures;
 - every decode of the process runs on one worker thread, so meetings queue instead of thrashing.
 """
 
