@@ -109,7 +109,8 @@ class OfflineJudge:
             if best >= self.threshold:
                 judged.append(PointJudgement(point=point, attribution="expected", expected_index=best_k, score=best))
                 continue
-            _, rep = _best(point, item.snapshot[-60:])
+            # Compare with what was said, without the "Speaker: " prefix the LLM judge needs.
+            _, rep = _best(point, [line.split(": ", 1)[-1] for line in item.snapshot[-60:]])
             if rep >= self.repeat_threshold:
                 judged.append(PointJudgement(point=point, attribution="transcript", score=rep))
                 continue

@@ -19,6 +19,7 @@ from benchmark.runner import CaseResult, StreamResult, run_case, run_stream
 from benchmark.variants import derive as derive_variants
 from delegate.engines import ENGINE_NAMES, build_engine
 from delegate.engines.base import Engine
+from delegate.meeting import MeetingState
 
 console = Console()
 VARIANTS = ("matched", "mismatched", "noisy_name")
@@ -76,8 +77,15 @@ async def replay_snapshots(meetings: list[BenchMeeting], cases: dict[str, list[C
     with _progress() as bar:
         task = bar.add_task("snapshots", total=total)
         for m in meetings:
-            for c in cases[m.meeting_id]:
-                results.append(await run_case(m, c, engine, judge))
+            # Cases that see the meeting as it was share one state, extended as the snapshots grow:
+            # replay stays linear in meeting length. Engines do not change the state they decide on.
+            shared = MeetingState(m.meeting_id, attendees=list(m.attendees), names=dict(m.names))
+            for c in sorted(cases[m.meeting_id], key=lambda c: c.last_utterance):
+                state = None
+                if not c.edits and c.names is None:
+                    shared.extend(m.utterances[len(shared) : c.last_utterance + 1])
+                    state = shared
+                results.append(await run_case(m, c, engine, judge, state))
                 bar.advance(task)
     return results
 

@@ -52,14 +52,18 @@ async def _decide(engine: Engine, state: MeetingState, profile) -> tuple[Decisio
     return decision, (time.perf_counter() - t0) * 1000
 
 
-async def run_case(meeting: BenchMeeting, case: Case, engine: Engine, judge: Judge) -> CaseResult:
-    state = state_for(meeting, case)
+SNAPSHOT_LINES_FOR_JUDGE = 200
+
+
+async def run_case(meeting: BenchMeeting, case: Case, engine: Engine, judge: Judge, state: MeetingState | None = None) -> CaseResult:
+    """One decision on the case's snapshot; `state` may be given when it already holds exactly that snapshot."""
+    state = state if state is not None else state_for(meeting, case)
     names = case.names if case.names is not None else None
     profile = meeting.profile(case.principal, names)
     decision, latency = await _decide(engine, state, profile)
     judgement: Judgement | None = None
     if decision.spoke and case.expects_speech:
-        snapshot = [f"{state.display_name(u.speaker)}: {u.text}" for u in state.utterances]
+        snapshot = [f"{state.display_name(u.speaker)}: {u.text}" for u in state.utterances[-SNAPSHOT_LINES_FOR_JUDGE:]]
         judgement = await judge.judge(
             JudgeInput(response=decision.speak, expected_points=case.expected_points, profile=profile, snapshot=snapshot)
         )
@@ -126,6 +130,7 @@ async def run_stream(meeting: BenchMeeting, principal: str, engine: Engine, prog
         latencies.append(latency)
         if decision.spoke:
             speaks.append(u.id)
+            state.note_spoken(principal, decision.used_background)
         if progress:
             progress()
     return StreamResult(

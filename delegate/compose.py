@@ -16,7 +16,7 @@ import numpy as np
 from delegate.cues import Cue
 from delegate.meeting import MeetingState
 from delegate.models import Profile, Scenario
-from delegate.relevance import pair_score, rank_background, rank_intents
+from delegate.relevance import Query, pair_score, rank_background, rank_intents
 from delegate.similarity import embedding
 
 _SENTENCE = re.compile(r"(?<=[.!?])\s+|;\s+")
@@ -81,7 +81,7 @@ def _opener(cue: Cue) -> str:
     return "If I may add — " if cue.scenario is Scenario.chime_in else ""
 
 
-def compose(meeting: MeetingState, principal: Profile, cue: Cue, query: str, s: type[ComposeSettings] = ComposeSettings) -> Composition:
+def compose(meeting: MeetingState, principal: Profile, cue: Cue, query: str | Query, s: type[ComposeSettings] = ComposeSettings) -> Composition:
     """The words the principal would say now, or an empty text when nothing grounded fits."""
     last = meeting.last
     assert last is not None

@@ -18,7 +18,7 @@ from functools import lru_cache
 from delegate import names
 from delegate.meeting import MeetingState, is_backchannel
 from delegate.models import Profile, Scenario, Utterance
-from delegate.relevance import topical
+from delegate.relevance import Query, topical
 from delegate.text import tokens, word_count
 
 _QUESTION_WORDS = frozenset("what how when where why which who whom whose".split())
@@ -76,13 +76,12 @@ def addressed_others(meeting: MeetingState, utterance: Utterance, principal: Pro
     return out
 
 
-def _query(meeting: MeetingState) -> str:
+def current_talk(meeting: MeetingState) -> Query:
     """The talk right now: the latest utterance and the substantive turn before it."""
     last = meeting.last
     assert last is not None
-    recent = [t.utterance for t in list(meeting.recent)[-2:]]
-    texts = [u.text for u in recent if u.id != last.id][-1:] + [last.text]
-    return " ".join(texts)
+    before = [t.utterance.text for t in list(meeting.recent)[-2:] if t.utterance.id != last.id][-1:]
+    return Query.of([*before, last.text])
 
 
 class CueThresholds:
@@ -179,7 +178,7 @@ def detect(meeting: MeetingState, principal: Profile, th: type[CueThresholds] = 
     if is_backchannel(last.text):
         return Cue(Scenario.none, 0.8, "a backchannel: the floor has not moved")
 
-    topic = topical(_query(meeting), principal)
+    topic = topical(current_talk(meeting), principal)
     speakers = meeting.recent_speakers(4)
     if me in speakers:
         topic_last = topical(last.text, principal)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections import Counter, deque
 from dataclasses import dataclass, field
+from functools import lru_cache
 
 from delegate.models import Utterance
 from delegate.text import tokens
@@ -15,6 +16,7 @@ _BACKCHANNEL = frozenset(
 )
 
 
+@lru_cache(maxsize=65536)
 def is_backchannel(text: str) -> bool:
     toks = [t for t in tokens(text) if not t.startswith("[")]
     return len(toks) <= 4 and all(t in _BACKCHANNEL for t in toks)

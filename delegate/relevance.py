@@ -7,7 +7,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from delegate.models import Profile
-from delegate.similarity import embedding, overlap
+from delegate.similarity import embedding, word_overlap
 from delegate.text import content_words
 
 
@@ -19,15 +19,35 @@ class Match:
     score: float
 
 
-def pair_score(query: str, target: str) -> float:
+@dataclass(frozen=True, slots=True)
+class Query:
+    """Several turns taken together: their mean embedding and all their content words.
+
+    Built from the per-utterance caches, so a query over the last turns costs no new embedding.
+    """
+
+    vector: np.ndarray
+    words: frozenset[str]
+
+    @classmethod
+    def of(cls, texts: list[str]) -> Query:
+        vec = np.sum([embedding(t) for t in texts], axis=0) if texts else np.zeros(1)
+        norm = float(np.linalg.norm(vec))
+        words = frozenset().union(*(content_words(t) for t in texts)) if texts else frozenset()
+        return cls(vec / norm if norm else vec, words)
+
+
+def pair_score(query: str | Query, target: str) -> float:
     """Relevance of `target` to `query` in [0, 1]: embedding cosine blended with shared content words."""
-    if not content_words(query) or not content_words(target):
+    q = query if isinstance(query, Query) else Query(embedding(query), content_words(query))
+    target_words = content_words(target)
+    if not q.words or not target_words:
         return 0.0
-    cos = float(np.dot(embedding(query), embedding(target)))
-    return 0.6 * max(0.0, cos) + 0.4 * overlap(query, target)
+    cos = float(np.dot(q.vector, embedding(target)))
+    return 0.6 * max(0.0, cos) + 0.4 * word_overlap(q.words, target_words)
 
 
-def rank_background(query: str, profile: Profile, shareable_only: bool = True) -> list[Match]:
+def rank_background(query: str | Query, profile: Profile, shareable_only: bool = True) -> list[Match]:
     """Background items by how well they answer `query`, best first.
 
     An item is scored on its `context` (when it applies) and its `information` (what it says); the
@@ -42,12 +62,12 @@ def rank_background(query: str, profile: Profile, shareable_only: bool = True) -
     return sorted(out, key=lambda m: m.score, reverse=True)
 
 
-def rank_intents(query: str, profile: Profile) -> list[Match]:
+def rank_intents(query: str | Query, profile: Profile) -> list[Match]:
     out = [Match("intent", k, pair_score(query, intent)) for k, intent in enumerate(profile.intents)]
     return sorted(out, key=lambda m: m.score, reverse=True)
 
 
-def topical(query: str, profile: Profile) -> float:
+def topical(query: str | Query, profile: Profile) -> float:
     """The best match of `query` over the principal's shareable items and intents."""
     best = rank_background(query, profile)[:1] + rank_intents(query, profile)[:1]
     return max((m.score for m in best), default=0.0)

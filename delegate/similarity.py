@@ -18,7 +18,6 @@ Both parts cost microseconds; the model is loaded once per process on first use 
 from __future__ import annotations
 
 import threading
-from functools import lru_cache
 from pathlib import Path
 
 import numpy as np
@@ -50,17 +49,33 @@ def warm_up() -> None:
     _wordllama()
 
 
-@lru_cache(maxsize=8192)
-def embedding(text: str) -> np.ndarray:
-    """The unit-length embedding of `text` (cached: descriptions are compared many times)."""
-    vec = np.asarray(_wordllama().embed([text], norm=True)[0], dtype=np.float32)
+CACHE_SIZE = 32768
+_cache: dict[str, np.ndarray] = {}
+
+
+def _store(text: str, vec: np.ndarray) -> None:
     vec.setflags(write=False)
+    if len(_cache) >= CACHE_SIZE:
+        _cache.pop(next(iter(_cache)), None)  # oldest first: dicts keep insertion order
+    _cache[text] = vec
+
+
+def embedding(text: str) -> np.ndarray:
+    """The unit-length embedding of `text` (cached: texts are compared many times)."""
+    vec = _cache.get(text)
+    if vec is None:
+        vec = np.asarray(_wordllama().embed([text], norm=True)[0], dtype=np.float32)
+        _store(text, vec)
     return vec
 
 
 def overlap(a: str, b: str) -> float:
     """Shared content words over the smaller set (denominator floored, see the module docstring)."""
-    wa, wb = content_words(a), content_words(b)
+    return word_overlap(content_words(a), content_words(b))
+
+
+def word_overlap(wa: frozenset[str], wb: frozenset[str]) -> float:
+    """`overlap` on content-word sets already at hand."""
     if not wa or not wb:
         return 0.0
     floor = min(OVERLAP_FLOOR, max(len(wa), len(wb)))

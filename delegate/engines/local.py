@@ -8,7 +8,7 @@ from __future__ import annotations
 import time
 
 from delegate.compose import compose
-from delegate.cues import _query, detect
+from delegate.cues import current_talk, detect
 from delegate.meeting import MeetingState
 from delegate.models import Decision, Profile, Scenario
 from delegate.similarity import warm_up
@@ -35,7 +35,7 @@ class LocalEngine:
         used_int: list[int] = []
         confidence = cue.confidence
         if cue.scenario is not Scenario.none:
-            words = compose(meeting, principal, cue, _query(meeting))
+            words = compose(meeting, principal, cue, current_talk(meeting))
             if words.text:
                 speak, used_bg, used_int = words.text, words.used_background, words.used_intents
                 source = f"background item {used_bg[0]}" if used_bg else f"intent {used_int[0]}"
@@ -46,8 +46,6 @@ class LocalEngine:
             else:
                 reason = f"{cue.reason}, but nothing in the profile is worth saying"
                 confidence = 0.5
-        if used_bg:
-            meeting.note_spoken(principal.speaker_label, used_bg)
         return Decision(
             utterance_id=last.id,
             scenario=cue.scenario,
