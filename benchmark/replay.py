@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import json
 import time
 from enum import StrEnum
 from pathlib import Path
@@ -14,7 +15,7 @@ from rich.table import Table
 
 from benchmark import metrics, report
 from benchmark.data import FIXTURES, BenchDataError, BenchMeeting, Case, load
-from benchmark.judge import Judge, OfflineJudge
+from benchmark.judge import Judge, JudgeInput, Judgement, OfflineJudge
 from benchmark.runner import CaseResult, StreamResult, run_case, run_stream
 from benchmark.variants import derive as derive_variants
 from delegate.engines import ENGINE_NAMES, build_engine
@@ -61,9 +62,9 @@ def make_judge(name: str) -> Judge:
     if name == "offline":
         return OfflineJudge()
     if name == "llm":
-        from benchmark.llm_judge import LLMJudge  # type: ignore[import-not-found]
+        from benchmark.llm_judge import LLMJudge
 
-        return LLMJudge()
+        return PairedJudge(LLMJudge())
     raise BenchDataError(f"unknown judge {name!r}; choose offline or llm")
 
 
@@ -99,6 +100,80 @@ async def replay_stream(meetings: list[BenchMeeting], engine: Engine) -> list[St
             for p in sorted(m.profiles):
                 out.append(await run_stream(m, p, engine, lambda: bar.advance(task)))
     return out
+
+
+class PairedJudge:
+    """The LLM judge, with the offline judge run beside it for the agreement figures.
+
+    A case the LLM judge fails on (after its retries) is judged offline and counted in `failures`.
+    """
+
+    name = "llm"
+
+    def __init__(self, llm: Judge) -> None:
+        self.llm = llm
+        self.offline = OfflineJudge()
+        self.pairs: tuple[list[Judgement], list[Judgement]] = ([], [])
+        self.failures = 0
+
+    async def judge(self, item: JudgeInput) -> Judgement:
+        offline = self.offline.judge_now(item)
+        try:
+            llm = await self.llm.judge(item)
+        except Exception:  # noqa: BLE001 — any failure of the endpoint: keep the case, judged offline
+            self.failures += 1
+            return offline
+        self.pairs[0].append(offline)
+        self.pairs[1].append(llm)
+        return llm
+
+
+async def _replay(
+    meetings: list[BenchMeeting], cases: dict[str, list[Case]], engine: Engine, judge: Judge, mode: Mode, stream_ok: bool
+) -> tuple[dict, list[CaseResult]]:
+    """Both modes in one event loop (LLM clients are bound to the loop they started on)."""
+    rep: dict = {}
+    results: list[CaseResult] = []
+    try:
+        if mode in (Mode.snapshot, Mode.both):
+            t0 = time.perf_counter()
+            results = await replay_snapshots(meetings, cases, engine, judge)
+            rep = metrics.snapshot_figures(results, engine.name, judge.name, time.perf_counter() - t0)
+            if isinstance(judge, PairedJudge):
+                from benchmark.llm_judge import agreement
+
+                rep["judge_agreement"] = agreement(*judge.pairs) | {"llm_judge_failures": judge.failures}
+        if mode in (Mode.stream, Mode.both) and stream_ok:
+            before = _llm_stats(engine)
+            stream = metrics.stream_figures(await replay_stream(meetings, engine), engine.name)
+            after = _llm_stats(engine)
+            if after:
+                decisions = after["decisions"] - before.get("decisions", 0)
+                calls = after["llm_calls"] - before.get("llm_calls", 0)
+                stream["llm_calls_per_100_utterances"] = round(100 * calls / decisions, 2) if decisions else 0.0
+                stream["llm_fallbacks"] = after["llm_fallbacks"] - before.get("llm_fallbacks", 0)
+            if mode is Mode.stream:
+                rep = stream
+            else:
+                rep["stream"] = stream
+        stats = _llm_stats(engine)
+        if stats:
+            # Per utterance of whole meetings when the stream ran (what a user pays), else per case.
+            source = rep.get("stream", rep)
+            rep["llm_calls_per_100_utterances"] = source.get("llm_calls_per_100_utterances", stats["llm_calls_per_100_utterances"])
+            rep["llm_fallbacks"] = stats["llm_fallbacks"]
+            rep["llm"] = stats
+    finally:
+        for closable in (engine, getattr(judge, "llm", judge)):
+            close = getattr(closable, "aclose", None)
+            if close is not None:
+                await close()
+    return rep, results
+
+
+def _llm_stats(engine: Engine) -> dict:
+    stats = getattr(engine, "stats", None)
+    return dict(stats()) if callable(stats) else {}
 
 
 def summary_table(rep: dict) -> Table:
@@ -158,26 +233,11 @@ def main(
         console.print(f"[red]error:[/red] {e}")
         raise typer.Exit(2) from e
 
-    rep: dict = {}
-    results: list[CaseResult] = []
-    if mode in (Mode.snapshot, Mode.both):
-        t0 = time.perf_counter()
-        results = asyncio.run(replay_snapshots(meetings, cases, eng, jud))
-        rep = metrics.snapshot_figures(results, eng.name, jud.name, time.perf_counter() - t0)
-    if mode in (Mode.stream, Mode.both) and engine not in ("oracle", "shuffled"):
-        stream = metrics.stream_figures(asyncio.run(replay_stream(meetings, eng)), eng.name)
-        if mode is Mode.stream:
-            rep = stream
-        else:
-            rep["stream"] = stream
-    for counter in ("llm_calls_per_100_utterances", "llm_fallbacks"):
-        value = getattr(eng, counter, None)
-        if value is not None:
-            rep[counter] = value() if callable(value) else value
+    rep, results = asyncio.run(_replay(meetings, cases, eng, jud, mode, engine not in ("oracle", "shuffled")))
 
     if mode is Mode.stream:
         out.mkdir(parents=True, exist_ok=True)
-        (out / "report.json").write_text(__import__("json").dumps(rep, indent=2), encoding="utf-8")
+        (out / "report.json").write_text(json.dumps(rep, indent=2), encoding="utf-8")
         console.print(rep)
     else:
         files = report.write(rep, results, out)
