@@ -32,7 +32,7 @@ class Composition:
 
 
 class ComposeSettings:
-    max_words = 55
+    max_words = 58
     window = 3
     """Substantive turns that make the query; each older turn weighs `decay` times the next."""
     decay = 0.5
@@ -41,7 +41,7 @@ class ComposeSettings:
     """A sentence's score: this share from its item's rank, the rest from the sentence's own fit."""
     item_floor = 0.05
     """Below this relevance (of the best item on the latest turn) nothing in the background answers a cue."""
-    chime_in_floor = 0.30
+    chime_in_floor = 0.0
     """Volunteering needs more: below this the delegate has nothing worth adding."""
     already_said = 0.80
     """Cosine above which an item counts as already said by the principal."""
