@@ -371,6 +371,8 @@ def uvicorn_config(app: FastAPI, settings: Settings, host: str, port: int) -> uv
         port=port,
         # Frames past our own limit get an error frame; only far larger ones are cut by the transport.
         ws_max_size=max(1 << 20, 4 * settings.max_frame_bytes),
+        # Frames are small JSON or PCM: deflate would cost CPU on every frame and save next to nothing.
+        ws_per_message_deflate=False,
         log_level=settings.log_level.lower(),
         access_log=False,
         lifespan="on",
