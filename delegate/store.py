@@ -77,7 +77,7 @@ _SELECT = (
 )
 _BATCH = 512
 
-_Pending = tuple[AuditEvent, asyncio.AbstractEventLoop, asyncio.Future[int]]
+_Pending = tuple[AuditEvent, str, asyncio.AbstractEventLoop, asyncio.Future[int]]
 
 
 def _connect(path: Path, readonly: bool = False) -> sqlite3.Connection:
@@ -137,11 +137,17 @@ class SQLiteStore:
     async def append(self, event: AuditEvent) -> int:
         if self._thread is None:
             raise RuntimeError("store is not open")
+        payload = json.dumps(event.payload)  # a payload that is not JSON fails here, in the caller
         loop = asyncio.get_running_loop()
         future: asyncio.Future[int] = loop.create_future()
-        self._queue.put((event, loop, future))
+        self._queue.put((event, payload, loop, future))
         # A cancelled caller must not cancel the write: the record goes in regardless.
         return await asyncio.shield(future)
+
+    @property
+    def healthy(self) -> bool:
+        """Open, and its writer thread alive."""
+        return self._thread is not None and self._thread.is_alive()
 
     async def events(self, meeting_id: str) -> list[AuditEvent]:
         return await asyncio.to_thread(self._events, meeting_id)
@@ -195,24 +201,17 @@ class SQLiteStore:
         results: list[int | BaseException] = []
         try:
             self._writer.execute("BEGIN")
-            for event, _, _ in batch:
+            for event, payload, _, _ in batch:
                 cur = self._writer.execute(
-                    _INSERT,
-                    (
-                        event.meeting_id,
-                        str(event.kind),
-                        event.utterance_id,
-                        json.dumps(event.payload),
-                        event.ts,
-                    ),
+                    _INSERT, (event.meeting_id, str(event.kind), event.utterance_id, payload, event.ts)
                 )
                 results.append(cur.lastrowid or 0)
             self._writer.execute("COMMIT")
-        except sqlite3.Error as e:
+        except Exception as e:  # the writer must outlive a failed batch: its callers get the error
             if self._writer.in_transaction:
                 self._writer.execute("ROLLBACK")
             results = [e] * len(batch)
-        for (_, loop, future), result in zip(batch, results, strict=True):
+        for (_, _, loop, future), result in zip(batch, results, strict=True):
             loop.call_soon_threadsafe(_resolve, future, result)
 
 

@@ -213,8 +213,10 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         return JSONResponse(body.model_dump(mode="json"), status_code=422)
 
     @app.get("/healthz")
-    async def healthz() -> dict[str, Any]:
-        return {"status": "ok", "sessions": len(sessions), "version": __version__}
+    async def healthz() -> JSONResponse:
+        ok = store.healthy
+        body = {"status": "ok" if ok else "audit_log_down", "sessions": len(sessions), "version": __version__}
+        return JSONResponse(body, status_code=200 if ok else 503)
 
     @app.get("/metrics")
     async def prometheus() -> Response:
@@ -318,8 +320,8 @@ async def _serve_connection(svc: Service, ws: WebSocket, meeting_id: str) -> Non
                 break
     except WebSocketDisconnect:
         pass
-    except RuntimeError as e:
-        # Starlette raises RuntimeError when sending on a socket the client already closed.
+    except (RuntimeError, OSError) as e:
+        # Sending on a socket the client already closed: RuntimeError (Starlette) or OSError (uvicorn).
         clog.info("connection_lost", error=str(e))
     finally:
         if session is not None:

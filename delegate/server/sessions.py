@@ -225,6 +225,8 @@ class MeetingSession:
     async def _on_join(self, message: Join, conn: Connection) -> None:
         if message.principal is not None and message.principal != self.principal:
             raise ProtocolError(ErrorCode.conflict, f"This meeting's principal is {self.principal.name!r}.")
+        if message.engine is not None and message.engine != self.engine.name:
+            raise ProtocolError(ErrorCode.conflict, f"This meeting's engine is {self.engine.name!r}.")
         async with self._inbound:
             await self._audit(
                 AuditKind.joined,

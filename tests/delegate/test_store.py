@@ -148,3 +148,18 @@ def test_print_audit_without_a_database_fails_clearly(
     assert exit_.value.code == 1
     assert "no audit database" in capsys.readouterr().err
     assert not (tmp_path / "none.sqlite").exists()
+
+
+async def test_a_payload_that_is_not_json_fails_in_the_caller_and_the_store_goes_on(db: Path) -> None:
+    store = SQLiteStore(db)
+    store.open()
+    try:
+        assert store.healthy
+        with pytest.raises(TypeError):
+            await store.append(ev(AuditKind.decision, 0, speak=object()))
+        await store.append(ev(AuditKind.decision, 0, speak="fine"))
+        assert store.healthy
+    finally:
+        await store.close()
+    assert not store.healthy
+    assert [e.payload["speak"] for e in read_events(db, "m1")] == ["fine"]

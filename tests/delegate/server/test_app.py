@@ -146,6 +146,7 @@ BAD_FRAMES: list[tuple[str, str | bytes, str]] = [
     ("feedback on nothing", '{"type": "feedback", "verdict": "approve", "action_id": "a-404"}', "not_found"),
     ("feedback without target", '{"type": "feedback", "verdict": "approve"}', "bad_message"),
     ("other principal", json.dumps({"type": "join", "principal": {"name": "Mallory"}}), "conflict"),
+    ("other engine", json.dumps({"type": "join", "engine": "hybrid"}), "conflict"),
 ]
 
 
@@ -367,3 +368,13 @@ async def test_action_items_are_proposed_and_approved_over_the_stream(server: Li
         AuditKind.action,
         AuditKind.feedback,
     ]
+
+
+async def test_health_fails_when_the_audit_log_cannot_be_written(server: LiveServer) -> None:
+    async with httpx.AsyncClient(base_url=server.url) as http:
+        assert (await http.get("/healthz")).status_code == 200
+        store = server.server.config.app.state.service.store
+        store._queue.put(None)  # what a dead writer thread looks like from outside
+        await asyncio.to_thread(store._thread.join, 5)
+        down = await http.get("/healthz")
+    assert down.status_code == 503 and down.json()["status"] == "audit_log_down"
