@@ -249,7 +249,7 @@ def _check_encodable(raw: Any) -> None:
 
 
 def parse_client_message(text: str) -> ClientMessage:
-    """One text frame as a client message, or a ProtocolError naming what is wrong with it."""
+    """One text frame (decoded from valid UTF-8) as a client message, or a ProtocolError naming what is wrong."""
     try:
         raw = json.loads(text)
     except (json.JSONDecodeError, RecursionError) as e:
@@ -264,7 +264,8 @@ def parse_client_message(text: str) -> ClientMessage:
             ErrorCode.unknown_type,
             f"Unknown type {str(kind)[:40]!r}; expected one of {', '.join(sorted(CLIENT_TYPES))}.",
         )
-    _check_encodable(raw)
+    if "\\u" in text:  # only a `\u` escape can smuggle a surrogate into a valid UTF-8 frame
+        _check_encodable(raw)
     try:
         return _client_adapter.validate_python(raw)
     except ValidationError as e:
