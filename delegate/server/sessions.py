@@ -286,8 +286,7 @@ class MeetingSession:
                 self._decide(utterance.id, received), name=f"decide-{self.meeting_id}"
             )
             if self._extractor is not None:
-                for action in self._extractor.observe(self.state):
-                    await self._propose(action)
+                await self._extract_actions(utterance.id)
 
     async def _on_feedback(self, message: Feedback) -> None:
         async with self._inbound:
@@ -381,6 +380,18 @@ class MeetingSession:
         async with self._inbound:
             for action in actions:
                 await self._propose(action)
+
+    async def _extract_actions(self, utterance_id: int) -> None:
+        assert self._extractor is not None
+        try:
+            found = self._extractor.observe(self.state)
+        except Exception:
+            # Actions are a side line: a failing extractor must not cost the utterance, already acked.
+            self._log.exception("actions_failed", utterance_id=utterance_id)
+            self._metrics.error(ErrorCode.internal)
+            return
+        for action in found:
+            await self._propose(action)
 
     async def _propose(self, action: ProposedAction) -> None:
         """Record and send a new action, or a new version of one proposed before."""

@@ -340,3 +340,17 @@ def _engine_factory(engine: NamedEngine) -> Callable[[str], Awaitable[NamedEngin
         return engine
 
     return build
+
+
+class BrokenExtractor(PromiseExtractor):
+    def observe(self, meeting: MeetingState) -> list[ProposedAction]:
+        raise RuntimeError("extractor bug")
+
+
+async def test_a_failing_extractor_costs_neither_the_utterance_nor_its_decision(store: SQLiteStore) -> None:
+    conn = Recorder()
+    async with make_session(store, NamedEngine(), actions=BrokenExtractor()) as session:
+        await session.handle(utt(0, "Alice, I'll send it."), conn)
+        await settle(session)
+    assert [type(f) for f in conn.frames] == [Ack, DecisionMessage]
+    assert len(session.state) == 1 and session.actions == {}
