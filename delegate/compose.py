@@ -62,6 +62,8 @@ def _already_said(meeting: MeetingState, principal: Profile, k: int, s: type[Com
 def _ranked_items(meeting: MeetingState, principal: Profile, s: type[ComposeSettings]) -> tuple[list[int], np.ndarray, float]:
     turns = [t.utterance for t in meeting.recent][-s.window :]
     totals = np.zeros(len(principal.background))
+    if not len(totals):
+        return [], totals, 0.0
     best_latest = 0.0
     for age, u in enumerate(reversed(turns)):
         for m in rank_background(u.text, principal):

@@ -443,6 +443,9 @@ class MeetingSession:
             AuditKind.decision, utterance_id, **decision.model_dump(mode="json", exclude={"utterance_id"})
         )
         self.decisions.append(decision)
+        if decision.spoke:
+            # What the delegate said for the principal is not said again later in the meeting.
+            self.state.note_spoken(self.principal.speaker_label, decision.used_background)
         await self._send(DecisionMessage(meeting_id=self.meeting_id, decision=decision))
         self._metrics.decision(decision, time.perf_counter() - received)
         ulog.info("decision", scenario=str(decision.scenario), spoke=decision.spoke, engine=decision.engine)

@@ -31,3 +31,14 @@ async def test_stays_silent_when_not_concerned():
     s.add(Utterance(id=0, speaker="P1", text="Rohan, did the database backup finish last night?"))
     d = await build_engine("local").decide(s, AMARA)
     assert not d.spoke and d.scenario is Scenario.none
+
+
+async def test_a_profile_without_background_raises_an_intent_or_stays_silent():
+    bare = Profile(name="Amara Okafor", label="P4", intents=["When marketing can announce the release"])
+    s = MeetingState("m", names={"P1": "Dana", "P4": "Amara Okafor"})
+    s.add(Utterance(id=0, speaker="P1", text="Amara, when can marketing announce the release?"))
+    d = await LocalEngine().decide(s, bare)
+    assert d.spoke and d.used_intents == [0] and d.used_background == []
+    empty = Profile(name="Amara Okafor", label="P4")
+    d = await LocalEngine().decide(s, empty)
+    assert d.spoke and "follow up" in d.speak  # the holding line: named, but nothing to answer with
