@@ -124,16 +124,18 @@ _SENTENCE = re.compile(r"[^.?!…]+(?:[.?!…]+|$)")
 _MENTION = re.compile(r"\[(PERSON\d+)\]")
 _APOS = "['’]"
 
-# Words skipped between a trigger and its verb ("I will also probably try to send ...").
+# Words skipped between a trigger and its verb ("I will also probably try to send ..."). Every repetition
+# consumes a word, so the pattern stays linear on runs of commas and fillers.
 _SKIP = (
     r"(?:(?:also|just|then|definitely|certainly|surely|probably|maybe|actually|really|quickly|still|"
     r"first|again|gladly|immediately|soon|later|please|kindly|now|today|tomorrow|simply|both|all|"
     r"try\s+to|try\s+and|be\s+able\s+to|have\s+to|need\s+to|be\s+happy\s+to|be\s+glad\s+to|like\s+to|"
     r"go\s+ahead\s+and|"
-    r"uh|um|ehm|eh|so|and|,)[\s,]+)*"
+    r"uh|um|ehm|eh|so|and)[\s,]+)*"
 )
 _VERB = r"(?P<verb>[A-Za-z][A-Za-z-]*)"
-_NAME = r"(?:\[PERSON\d+\]|(?<![.?!] )\b[A-Z][a-zà-ÿ]+(?:\s[A-Z][a-zà-ÿ]+)?)"
+# A mask or a capitalised name, case-sensitive even inside IGNORECASE patterns (else every word is a name).
+_NAME = r"(?-i:\[PERSON\d+\]|\b[A-Z][a-zà-ÿ]+(?:\s[A-Z][a-zà-ÿ]+)?)"
 
 Trigger = Literal["self", "self_weak", "we", "we_weak", "let_me", "lets", "request", "please", "you_modal",
                   "assign", "everyone", "nominate", "who"]
@@ -153,34 +155,34 @@ _PATTERNS: list[tuple[Trigger, re.Pattern[str]]] = [
     ("self", re.compile(
         rf"\bI\s*(?:will|{_APOS}ll|shall|am going to|{_APOS}m going to|am gonna|{_APOS}m gonna|"
         rf"will try to|{_APOS}ll try to|am planning to|{_APOS}m planning to|was planning to|plan to|"
-        rf"promise to|{_APOS}m happy to|am happy to|{_APOS}m going to try to|expect to|hope to|intend to|aim to)\s+{_SKIP}{_VERB}", re.I)),
+        rf"promise to|{_APOS}m happy to|am happy to|{_APOS}m going to try to|expect to|hope to|intend to|aim to)[\s,]+{_SKIP}{_VERB}", re.I)),
     ("self_weak", re.compile(
         rf"\bI\s*(?:can|could|should|would|{_APOS}d|need to|have to|must|want to|would like to|{_APOS}d like to|"
-        rf"may)\s+{_SKIP}{_VERB}", re.I)),
+        rf"may)[\s,]+{_SKIP}{_VERB}", re.I)),
     ("we", re.compile(
-        rf"\bwe\s*(?:will|{_APOS}ll|shall|are going to|{_APOS}re going to|are gonna|{_APOS}re gonna)\s+{_SKIP}{_VERB}",
+        rf"\bwe\s*(?:will|{_APOS}ll|shall|are going to|{_APOS}re going to|are gonna|{_APOS}re gonna)[\s,]+{_SKIP}{_VERB}",
         re.I)),
-    ("we_weak", re.compile(rf"\bwe\s*(?:should|need to|have to|must|can|could)\s+{_SKIP}{_VERB}", re.I)),
-    ("let_me", re.compile(rf"\blet me\s+{_SKIP}{_VERB}", re.I)),
-    ("lets", re.compile(rf"\blet{_APOS}?s\s+{_SKIP}{_VERB}", re.I)),
+    ("we_weak", re.compile(rf"\bwe\s*(?:should|need to|have to|must|can|could)[\s,]+{_SKIP}{_VERB}", re.I)),
+    ("let_me", re.compile(rf"\blet me[\s,]+{_SKIP}{_VERB}", re.I)),
+    ("lets", re.compile(rf"\blet{_APOS}?s[\s,]+{_SKIP}{_VERB}", re.I)),
     ("request", re.compile(
         rf"(?:\b(?:can|could|would|will)\s+you|\bI\s*(?:would|{_APOS}d) like (?:you|to ask you) to|"
-        rf"\b(?:make sure|don{_APOS}t forget|do not forget|remember) to)\s+{_SKIP}{_VERB}", re.I)),
+        rf"\b(?:make sure|don{_APOS}t forget|do not forget|remember) to)[\s,]+{_SKIP}{_VERB}", re.I)),
     ("please", re.compile(rf"\bplease[\s,]+{_SKIP}{_VERB}", re.I)),
     ("you_modal", re.compile(
-        rf"\byou\s*(?:should|need to|have to|must|will|{_APOS}ll|are going to|{_APOS}re going to|can|could)\s+"
+        rf"\byou\s*(?:should|need to|have to|must|will|{_APOS}ll|are going to|{_APOS}re going to|can|could)[\s,]+"
         rf"{_SKIP}{_VERB}", re.I)),
     ("assign", re.compile(
-        rf"(?P<who>{_NAME}(?:\s*(?:,|and|or)\s*{_NAME})*)\s*,?\s*(?:will|{_APOS}ll|should|could|can|"
-        rf"is going to|has to|needs to|must|shall|would|please|is responsible for)\s+{_SKIP}{_VERB}", re.I)),
+        rf"(?P<who>{_NAME}(?:\s*(?:,|and|or)\s*{_NAME}){{0,5}})\s*,?\s*(?:will|{_APOS}ll|should|could|can|"
+        rf"is going to|has to|needs to|must|shall|would|please|is responsible for)[\s,]+{_SKIP}{_VERB}", re.I)),
     ("nominate", re.compile(
-        rf"(?P<who>{_NAME})(?:\s*(?:,|uh|um|ehm|eh)\b)*\s*,?\s*(?:to|for|who could|who can|who will)\s+"
+        rf"(?P<who>{_NAME})(?:[\s,]+(?:uh|um|ehm|eh)\b)*[\s,]*(?:to|for|who could|who can|who will)[\s,]+"
         rf"{_SKIP}{_VERB}", re.I)),
-    ("who", re.compile(rf"\bwho(?:{_APOS}s| is)?\s+(?:can|could|will|would|wants to|going to|able to)\s+{_SKIP}{_VERB}", re.I)),
+    ("who", re.compile(rf"\bwho(?:{_APOS}s| is)?\s+(?:can|could|will|would|wants to|going to|able to)[\s,]+{_SKIP}{_VERB}", re.I)),
     ("everyone", re.compile(
         rf"(?:\b(?:everyone|everybody|all of you|each of you|all (?:the )?partners|you all|you guys)\s*,?\s*"
         rf"(?:should|needs to|need to|has to|have to|must|will|please)|\bask (?:all|every)\w* (?:the )?\w+ to|"
-        rf"\bplease,? (?:everyone|everybody),?)\s+{_SKIP}{_VERB}", re.I)),
+        rf"\bplease,? (?:everyone|everybody),?)[\s,]+{_SKIP}{_VERB}", re.I)),
 ]
 
 # "Sure, I can do it", "I would do this", "I'll find it", "will do": taking over the last request.
@@ -349,16 +351,39 @@ class ActionBook:
         return action
 
 
+MAX_SENTENCE = 300
+"""Characters: longer runs (unpunctuated speech recognition) are cut at a comma or a space, which keeps
+the work per utterance linear in its length."""
+
+
 def sentences(text: str) -> Iterable[tuple[int, int]]:
-    """Spans of the sentences of `text`, without surrounding spaces."""
+    """Spans of the sentences of `text`, without surrounding spaces, none longer than `MAX_SENTENCE`."""
     for m in _SENTENCE.finditer(text):
         start, end = m.start(), m.end()
-        while start < end and text[start].isspace():
-            start += 1
-        while end > start and text[end - 1].isspace():
-            end -= 1
-        if end > start:
-            yield start, end
+        while start < end:
+            while start < end and text[start].isspace():
+                start += 1
+            stop = end
+            if stop - start > MAX_SENTENCE:
+                cut = text.rfind(", ", start, start + MAX_SENTENCE)
+                if cut <= start:
+                    cut = text.rfind(" ", start, start + MAX_SENTENCE)
+                stop = cut + 1 if cut > start else start + MAX_SENTENCE
+            piece_end = stop
+            while piece_end > start and text[piece_end - 1].isspace():
+                piece_end -= 1
+            if piece_end > start:
+                yield start, piece_end
+            start = stop
+
+
+def _overlapping(pattern: re.Pattern[str], text: str) -> Iterable[re.Match[str]]:
+    """Every match, overlaps included: in "I will, I will ask [PERSON9]" the first "I will" must not
+    swallow the second one's "I"."""
+    pos = 0
+    while (m := pattern.search(text, pos)) is not None:
+        yield m
+        pos = m.start() + 1
 
 
 def _anaphoric(clause: str) -> bool:
@@ -604,7 +629,7 @@ class ActionExtractor:
             sentence = text[start:end]
             best: Candidate | None = None
             for trigger, pattern in _PATTERNS:
-                for m in pattern.finditer(sentence):
+                for m in _overlapping(pattern, sentence):
                     cand = self._candidate(utterance, trigger, m, sentence, text[opening[0]:opening[1]], previous,
                                            attendees or [], replying)
                     if cand is not None and (best is None or cand.confidence > best.confidence):

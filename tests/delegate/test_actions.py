@@ -244,3 +244,30 @@ def test_excerpts_are_verbatim_on_real_meetings() -> None:
             meeting.add(u)
             for action in ex.observe(meeting):
                 assert _grounded(action, meeting), action
+
+
+def test_a_stuttered_trigger_still_finds_the_commitment() -> None:
+    ex, emitted, _ = replay([
+        ("PERSON11", "Is there anything you would like me to read?"),
+        ("PERSON4", "Not yet. But I will, I expect to send you, um, something by the end of the week."),
+        ("PERSON12", "Yeah, yeah, I will, I will ask [PERSON9] about the money for the grant."),
+    ])
+    assert [a.assignees for a in ex.actions] == [["PERSON4"], ["PERSON12"]]
+    assert ex.actions[0].due == "by the end of the week"
+    assert ex.actions[1].description.startswith("Ask [PERSON9] about the money")
+
+
+def test_long_unpunctuated_turns_cost_linear_time() -> None:
+    import time
+
+    def cost(n: int) -> float:
+        text = "And Dana and Kwame and " * n + "I will send the report to [PERSON2] and " * n + "uh, " * n
+        meeting = MeetingState(meeting_id="m")
+        ex = ActionExtractor()
+        meeting.add(Utterance(id=0, speaker="PERSON1", text=text))
+        start = time.perf_counter()
+        ex.observe(meeting)
+        return time.perf_counter() - start
+
+    cost(50)  # warm caches
+    assert cost(2000) < 40 * cost(200) + 0.05
