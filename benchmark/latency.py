@@ -1,8 +1,9 @@
 """`python -m benchmark.latency`: decision latency per utterance as a meeting grows (is it flat?).
 
-Feeds a long meeting (the data's meetings played back to back, relabelled as one) utterance by
-utterance and times the engine's decision after each; prints p50/p95/p99 over the first N utterances
-and over the last 100 before the N-th, for several N.
+For each meeting length N, the same block of 100 utterances is timed after N - 100 utterances of
+history, so only the length changes, not the talk being decided on. The history is embedded as it
+would have been when it was said; the block's own texts are dropped from every cache first, so each
+timed utterance pays for its own embedding as it would live.
 """
 
 from __future__ import annotations
@@ -18,34 +19,43 @@ from rich.console import Console
 from rich.table import Table
 
 from benchmark.data import FIXTURES, BenchMeeting, load
+from delegate import similarity, text
 from delegate.engines import build_engine
+from delegate.engines.base import Engine
 from delegate.meeting import MeetingState
 from delegate.models import Profile, Utterance
 
 console = Console()
+BLOCK = 100
 
 
-def long_meeting(meetings: list[BenchMeeting], n: int) -> tuple[list[Utterance], Profile, dict[str, str]]:
-    """`n` utterances made of the meetings back to back; the principal is the first meeting's first profile."""
-    first = meetings[0]
-    label = sorted(first.profiles)[0]
-    out: list[Utterance] = []
-    while len(out) < n:
-        for m in meetings:
-            for u in m.utterances:
-                if len(out) == n:
-                    break
-                out.append(Utterance(id=len(out), speaker=u.speaker, text=u.text))
-    return out, first.profile(label), dict(first.names)
+def history(meetings: list[BenchMeeting], n: int) -> list[Utterance]:
+    """`n` utterances of the meetings played back to back (the last meeting is kept for the timed block)."""
+    pool = [u for m in meetings[:-1] or meetings for u in m.utterances]
+    return [Utterance(id=i, speaker=pool[i % len(pool)].speaker, text=pool[i % len(pool)].text) for i in range(n)]
 
 
-async def _measure(utterances: list[Utterance], profile: Profile, names: dict[str, str], engine_name: str) -> list[float]:
-    engine = build_engine(engine_name)
+def block(meeting: BenchMeeting, start_id: int) -> list[Utterance]:
+    return [Utterance(id=start_id + k, speaker=u.speaker, text=u.text) for k, u in enumerate(meeting.utterances[:BLOCK])]
+
+
+def _forget(timed: list[Utterance]) -> None:
+    for u in timed:
+        similarity._cache.pop(u.text, None)
+    text.tokens.cache_clear()
+    text.content_words.cache_clear()
+
+
+async def time_block(engine: Engine, before: list[Utterance], timed: list[Utterance], profile: Profile, names: dict[str, str]) -> list[float]:
     state = MeetingState("latency", names=names)
+    state.extend(before)
+    for u in before:
+        similarity.embedding(u.text)
+    _forget(timed)
     out = []
-    for u in utterances:
-        state.add(u)
+    for u in timed:
         t0 = time.perf_counter()
+        state.add(u)
         await engine.decide(state, profile)
         out.append((time.perf_counter() - t0) * 1000)
     return out
@@ -54,27 +64,29 @@ async def _measure(utterances: list[Utterance], profile: Profile, names: dict[st
 def main(
     data: Path = typer.Option(FIXTURES, help="Meetings to build the long meeting from."),
     engine: str = typer.Option("local"),
-    sizes: str = typer.Option("100,1000", help="Meeting lengths to report, comma-separated."),
+    sizes: str = typer.Option("100,1000", help="Meeting lengths to report, comma-separated (each at least 100)."),
     json_out: Path = typer.Option(None, "--json", help="Write the figures as JSON here."),
 ) -> None:
-    """Print decision latency percentiles at each meeting length."""
-    ns = sorted(int(x) for x in sizes.split(","))
-    utterances, profile, names = long_meeting(load(data), ns[-1])
-    # One warm-up pass loads the embedding model, so the timings are of decisions, not of start-up.
-    asyncio.run(_measure(utterances[:20], profile, names, engine))
-    lat = asyncio.run(_measure(utterances, profile, names, engine))
-    table = Table(title=f"decision latency, engine {engine}, principal {profile.name}")
-    for col in ("utterances", "window", "p50 ms", "p95 ms", "p99 ms", "max ms"):
+    """Print decision latency percentiles (utterance added + decision) at each meeting length."""
+    meetings = load(data)
+    ns = sorted(max(BLOCK, int(x)) for x in sizes.split(","))
+    last = meetings[-1]
+    label = sorted(last.profiles)[0]
+    profile, names = last.profile(label), dict(last.names)
+    eng = build_engine(engine)
+    asyncio.run(time_block(eng, [], block(last, 0)[:20], profile, names))  # warm-up: model load, first calls
+    table = Table(title=f"decision latency over the same {BLOCK} utterances, engine {engine}, principal {profile.name}")
+    for col in ("meeting length", "p50 ms", "p95 ms", "p99 ms", "max ms"):
         table.add_column(col, justify="right")
     figures = {}
     for n in ns:
-        window = np.asarray(lat[max(0, n - 100) : n])
-        row = {f"p{q}": float(np.percentile(window, q)) for q in (50, 95, 99)} | {"max": float(window.max())}
+        lat = np.asarray(asyncio.run(time_block(eng, history(meetings, n - BLOCK), block(last, n - BLOCK), profile, names)))
+        row = {f"p{q}": round(float(np.percentile(lat, q)), 4) for q in (50, 95, 99)} | {"max": round(float(lat.max()), 4)}
         figures[str(n)] = row
-        table.add_row(str(n), f"{max(0, n - 100)}..{n - 1}", *(f"{row[k]:.3f}" for k in ("p50", "p95", "p99", "max")))
+        table.add_row(str(n), *(f"{row[k]:.3f}" for k in ("p50", "p95", "p99", "max")))
     console.print(table)
     if json_out:
-        json_out.write_text(json.dumps({"engine": engine, "latency_ms": figures}, indent=2))
+        json_out.write_text(json.dumps({"engine": engine, "block": BLOCK, "latency_ms": figures}, indent=2))
 
 
 if __name__ == "__main__":
