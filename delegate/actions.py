@@ -47,17 +47,24 @@ from delegate.text import content_words
 # --- vocabulary -----------------------------------------------------------------------------------
 
 
+_BASE_FORM: dict[str, str] = {}
+"""Inflected form -> base form of the verbs below ("regenerated" -> "regenerate"), for descriptions."""
+
+
 def _forms(*bases: str) -> set[str]:
     """Base, third person, -ing and -ed forms of regular verbs (irregular ones are listed by hand)."""
     out: set[str] = set()
     for b in bases:
-        out |= {b, b + "s", b + "es", b + "ing", b + "ed", b + "d"}
+        forms = {b, b + "s", b + "es", b + "ing", b + "ed", b + "d"}
         if b.endswith("e"):
-            out |= {b[:-1] + "ing"}
+            forms |= {b[:-1] + "ing"}
         if b.endswith("y"):
-            out |= {b[:-1] + "ies", b[:-1] + "ied"}
+            forms |= {b[:-1] + "ies", b[:-1] + "ied"}
         if re.fullmatch(r"[^aeiou]*[aeiou][bdgmnprt]", b):  # set -> setting, plan -> planned
-            out |= {b + b[-1] + "ing", b + b[-1] + "ed"}
+            forms |= {b + b[-1] + "ing", b + b[-1] + "ed"}
+        for f in forms:
+            _BASE_FORM.setdefault(f, b)
+        out |= forms
     return out
 
 
@@ -210,8 +217,10 @@ _DUE = re.compile(
 
 _TYPE_RULES: list[tuple[ActionType, re.Pattern[str]]] = [
     ("schedule_meeting", re.compile(
-        r"\b(schedul\w*|meet|meeting|call|doodle|poll|pole|slot|calendar|appointment|invite|invitation|"
-        r"dry[- ]run|session|dates?)\b", re.I)),
+        r"\b(schedul\w*|meet|doodle|poll|pole|slot|calendar|appointment|invite|invitation|dry[- ]run|dates|"
+        r"(?<!after )(?<!before )(?<!during )(?<!in )(?<!after the )(?<!before the )(?<!during the )(?<!in the )"
+        r"(?:meeting|call|session))\b",
+        re.I)),
     ("send_email", re.compile(r"\b(e-?mail\w*|mail|write (to|him|her|them|\[)|respond|reply|letter)\b", re.I)),
     ("share_document", re.compile(
         r"\b(send|share|upload|forward|circulate|post|distribute|attach)\w*\b.*\b(link|pdf|document|doc|file|"
@@ -453,6 +462,9 @@ def imperative(clause: str, speaker: str, assignees: tuple[str, ...], addressee:
     text = _dedupe_words(text).rstrip(" ,;:-–—?.!")
     if not text:
         return ""
+    first, _, rest = text.partition(" ")
+    first = _BASE_FORM.get(first.lower(), first)  # "I will regenerated it" -> "Regenerate it."
+    text = f"{first} {rest}" if rest else first
     return text[0].upper() + text[1:] + "."
 
 
