@@ -19,7 +19,8 @@ Figures, over all meetings together (micro-averaged):
   named in its `utterance_ids` (must be 1.0);
 - proposals per hour: proposals / meeting hours; a meeting's length comes from its utterance
   timestamps when it has them, else from its word count at 150 spoken words a minute;
-- ms per utterance: wall time of `ActionExtractor.observe` per utterance (extraction only).
+- ms per utterance: wall time of `ActionExtractor.observe` per utterance (extraction only);
+- type accuracy (in `--out` only): matched pairs with the gold `action_type`, where the gold has one.
 
 Gold files: one JSON per meeting, `{"meeting_id", "actions": [{"excerpt", "description",
 "responsible_person", "utterance_id"?, "action_type"?, "due"?}]}`. Meetings are paired with the data
@@ -91,6 +92,9 @@ class Counts(BaseModel):
     proposed: int = 0
     matched: int = 0
     same_assignees: int = 0
+    typed: int = 0
+    """Matched pairs whose gold item has an `action_type`."""
+    same_type: int = 0
     grounded: int = 0
     hours: float = 0.0
     utterances: int = 0
@@ -203,6 +207,8 @@ def score_meeting(
         proposed=len(predicted),
         matched=len(matches),
         same_assignees=sum(m.same_assignees for m in matches),
+        typed=sum(gold[m.gold].action_type is not None for m in matches),
+        same_type=sum(gold[m.gold].action_type == predicted[m.predicted].action_type for m in matches),
         grounded=sum(grounded(p, meeting.utterances) for p in predicted),
         hours=meeting_hours(meeting.utterances),
         utterances=len(meeting.utterances),
@@ -260,6 +266,7 @@ def _markdown(results: Sequence[MeetingResult], scores: Scores, counts: Counts) 
         f"precision {scores.precision:.3f} · recall {scores.recall:.3f} · F1 {scores.f1:.3f} · "
         f"assignee accuracy {scores.assignee_accuracy:.3f} · grounding {scores.grounding:.3f} · "
         f"{scores.proposals_per_hour:.1f} proposals/hour · "
+        f"{f'type accuracy {counts.same_type / counts.typed:.3f} · ' if counts.typed else ''}"
         f"{1000 * counts.seconds / max(1, counts.utterances):.3f} ms/utterance",
         "",
     ]
@@ -327,6 +334,8 @@ def main(
     console.print(table)
     console.print(f"extraction: {1000 * counts.seconds / max(1, counts.utterances):.3f} ms per utterance "
                   f"over {counts.utterances} utterances")
+    if counts.typed:
+        console.print(f"action type right on {counts.same_type} of {counts.typed} matched pairs")
 
     if json_path is not None:
         json_path.parent.mkdir(parents=True, exist_ok=True)
@@ -336,6 +345,7 @@ def main(
         payload = {
             "scores": scores.model_dump(),
             "ms_per_utterance": 1000 * counts.seconds / max(1, counts.utterances),
+            "type_accuracy": counts.same_type / counts.typed if counts.typed else None,
             "threshold": THRESHOLD,
             "meetings": [r.model_dump() for r in results],
         }
