@@ -729,7 +729,8 @@ class ActionExtractor:
             return cand
         prior = self._antecedent(cand.speaker, cand.utterance_id, horizon=4)
         if prior is None:
-            return cand
+            # "I'll do it today" with nothing to point at: the principal could not tell what it is.
+            return cand.model_copy(update={"confidence": cand.confidence - 0.15})
         description = prior.description
         return cand.model_copy(update={
             "description": description,
