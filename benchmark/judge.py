@@ -5,10 +5,11 @@ from __future__ import annotations
 import re
 from typing import Literal, Protocol
 
+import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 
 from delegate.models import Profile
-from delegate.similarity import similarity
+from delegate.similarity import EMBEDDING_WEIGHT, OVERLAP_WEIGHT, embedding, similarity
 from delegate.text import clean, content_words
 
 Attribution = Literal["expected", "context", "transcript", "hallucination"]
@@ -98,10 +99,7 @@ class OfflineJudge:
     def judge_now(self, item: JudgeInput) -> Judgement:
         points = main_points(item.response)
         spans = points + [f"{a} {b}" for a, b in zip(points, points[1:], strict=False)]
-        covered = [
-            k for k, exp in enumerate(item.expected_points)
-            if spans and max(similarity(exp, s) for s in spans) >= self.threshold
-        ]
+        covered = [k for k, exp in enumerate(item.expected_points) if _best(exp, spans)[1] >= self.threshold]
         sources = [*item.profile.intents, *(f"{b.context} {b.information}" for b in item.profile.background)]
         judged: list[PointJudgement] = []
         for point in points:
@@ -124,9 +122,19 @@ class OfflineJudge:
 
 
 def _best(text: str, candidates: list[str]) -> tuple[int, float]:
+    """The candidate most similar to `text` and its similarity (exactly `max(similarity(text, c))`).
+
+    Cosines come from one matrix product; the content-word part is computed only for candidates whose
+    cosine still leaves them a chance to win, since it adds at most OVERLAP_WEIGHT.
+    """
+    if not candidates or not content_words(text):
+        return -1, 0.0
+    cos = np.stack([embedding(c) for c in candidates]) @ embedding(text)
     best_k, best = -1, 0.0
-    for k, c in enumerate(candidates):
-        s = similarity(text, c)
+    for k in np.argsort(-cos):
+        if EMBEDDING_WEIGHT * max(0.0, float(cos[k])) + OVERLAP_WEIGHT <= best:
+            break
+        s = similarity(text, candidates[k])
         if s > best:
-            best_k, best = k, s
+            best_k, best = int(k), s
     return best_k, best
