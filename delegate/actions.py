@@ -108,13 +108,13 @@ _WEAK_VERBS = _forms("do", "make", "get", "give", "take", "put", "keep", "let", 
 
 # A clause about the meeting itself, happening right now, is not an action item.
 _IN_MEETING = re.compile(
-    r"\b(screen|hear me|hear you|see me|mute|unmute|microphone|camera|the chat|in the chat|"
+    r"\b((?:share|sharing|see|show|showing|stop)\w*(?: \w+){0,2} screen|screen ?shar\w*|hear me|hear you|see me|mute|unmute|microphone|camera|the chat|in the chat|"
     r"(?:open|show|share|go through) the agenda|next point|next item|slide|go back|scroll|zoom in|share my|"
     r"wait a (second|moment|minute)|a second|a moment|a minute|right now|now$|"
     r"ask (you|everybody|everyone|all of you) (now|to (say|tell|introduce|present|explain|report)))\b",
     re.I,
 )
-_INTERRUPTION = re.compile(r"\b(just a (second|moment|minute)|one (second|moment|minute)|screen)\b", re.I)
+_INTERRUPTION = re.compile(r"\b(just a (second|moment|minute)|one (second|moment|minute)|(?:my|your) screen)\b", re.I)
 _UNOWNED = re.compile(r"\b(someone|somebody|anyone|anybody)\b", re.I)
 _GENERIC_YOU = re.compile(r"\b(usual(ly)?|typical(ly)?|normal(ly)?|general(ly)?|in principle|the reason)\b", re.I)
 _CONDITION = re.compile(r"\b(if|whether|unless)\b", re.I)
@@ -150,7 +150,13 @@ Trigger = Literal["self", "self_weak", "we", "we_weak", "let_me", "lets", "reque
 _SELF_TRIGGERS = frozenset({"self", "self_weak", "we", "we_weak", "let_me", "lets"})
 _REQUEST_TRIGGERS = frozenset({"request", "please", "you_modal", "assign", "nominate", "everyone", "who"})
 _TENTATIVE_TRIGGERS = frozenset({"self_weak", "we", "we_weak", "lets"})
-_PRONOUN_OBJECT = re.compile(r"^\S+(?:\s+(?:up|out|over|on))?\s+(it|this|that|them|something|these|those|one|so)\b", re.I)
+# "send it", "do that today", "draft something" -- but not "write that copy" (a determiner).
+_PRONOUN_OBJECT = re.compile(
+    r"^\S+(?:\s+(?:up|out|over|on))?\s+(?:(?:it|them|something|one|so)\b|(?:this|that|these|those)"
+    r"(?=\s*(?:[,.;!?]|$)|\s+(?:to|for|by|on|in|at|with|today|tomorrow|tonight|now|later|first|again|as|and|if|"
+    r"when|before|after|this|next)\b))",
+    re.I,
+)
 
 # Base confidence per trigger: how often such a clause is a real action item in meeting talk.
 _BASE: dict[Trigger, float] = {
@@ -604,14 +610,19 @@ class ActionExtractor:
         if len(self._people.labels) != len(meeting.attendees) or self._people.names != meeting.names:
             self._people = People.of(meeting)  # only when someone new speaks: bounded by the attendee count
         previous, replying = self._previous_turn(meeting, utterance)
-        found = [self._resolve(c) for c in self.candidates(utterance, previous, meeting.attendees, replying)]
+        found: list[Candidate] = []
+        for cand in self.candidates(utterance, previous, meeting.attendees, replying):
+            # In sentence order, so "let me check with the legal office. I'll ask them" resolves "them".
+            cand = self._resolve(cand)
+            self._recent.append(cand)
+            found.append(cand)
         if not found:
             accepted = self._accepted(utterance)
             if accepted is not None:
+                self._recent.append(accepted)
                 found.append(accepted)
         out: dict[str, ProposedAction] = {}
         for cand in sorted(found, key=lambda c: -c.confidence):
-            self._recent.append(cand)
             if cand.confidence < self.threshold or not cand.assignees:
                 continue
             action = self._propose_or_merge(cand)
@@ -716,7 +727,7 @@ class ActionExtractor:
         for prior in reversed(self._recent):
             if utterance_id - prior.utterance_id > horizon:
                 break
-            if prior.utterance_id == utterance_id or prior.anaphoric:
+            if prior.anaphoric:
                 continue
             if (speaker in prior.assignees or (prior.speaker != speaker and prior.trigger in _REQUEST_TRIGGERS)
                     or (prior.speaker == speaker and prior.trigger in _TENTATIVE_TRIGGERS)):

@@ -271,3 +271,23 @@ def test_long_unpunctuated_turns_cost_linear_time() -> None:
 
     cost(50)  # warm caches
     assert cost(2000) < 40 * cost(200) + 0.05
+
+
+def test_a_pronoun_resolves_to_an_earlier_sentence_of_the_same_turn() -> None:
+    ex, emitted, _ = replay([
+        ("PERSON2", "Can the test data be released under CC BY?"),
+        ("PERSON1", "I think it's fine, but let me check with the legal office. I'll ask them this week."),
+    ])
+    [action] = ex.actions
+    assert action.assignees == ["PERSON1"]
+    assert "legal office" in action.description
+    assert action.due == "this week"
+
+
+def test_a_demonstrative_determiner_is_not_a_pronoun() -> None:
+    ex, emitted, _ = replay([
+        ("PERSON2", "Right now it says updating database, which is not great."),
+        ("PERSON5", "I can write that copy for the migration screen if you want."),
+    ])
+    [action] = ex.actions
+    assert action.description.startswith("Write that copy for the migration screen")
