@@ -145,10 +145,10 @@ _VERB = r"(?P<verb>[A-Za-z][A-Za-z-]*)"
 _NAME = r"(?-i:\[PERSON\d+\]|\b[A-Z][a-zà-ÿ]+(?:\s[A-Z][a-zà-ÿ]+)?)"
 
 Trigger = Literal["self", "self_weak", "we", "we_weak", "let_me", "lets", "request", "please", "you_modal",
-                  "assign", "everyone", "nominate", "who"]
+                  "assign", "everyone", "nominate", "who", "imperative"]
 
 _SELF_TRIGGERS = frozenset({"self", "self_weak", "we", "we_weak", "let_me", "lets"})
-_REQUEST_TRIGGERS = frozenset({"request", "please", "you_modal", "assign", "nominate", "everyone", "who"})
+_REQUEST_TRIGGERS = frozenset({"request", "please", "you_modal", "assign", "nominate", "everyone", "who", "imperative"})
 _TENTATIVE_TRIGGERS = frozenset({"self_weak", "we", "we_weak", "lets"})
 # "send it", "do that today", "draft something" -- but not "write that copy" (a determiner).
 _PRONOUN_OBJECT = re.compile(
@@ -162,6 +162,7 @@ _PRONOUN_OBJECT = re.compile(
 _BASE: dict[Trigger, float] = {
     "self": 0.55, "self_weak": 0.35, "we": 0.3, "we_weak": 0.15, "let_me": 0.35, "lets": 0.2,
     "request": 0.45, "please": 0.55, "you_modal": 0.3, "assign": 0.5, "everyone": 0.45, "nominate": 0.25, "who": 0.4,
+    "imperative": 0.35,
 }
 
 _PATTERNS: list[tuple[Trigger, re.Pattern[str]]] = [
@@ -192,6 +193,9 @@ _PATTERNS: list[tuple[Trigger, re.Pattern[str]]] = [
         rf"(?P<who>{_NAME})(?:[\s,]+(?:uh|um|ehm|eh)\b)*[\s,]*(?:to|for|who could|who can|who will)[\s,]+"
         rf"{_SKIP}{_VERB}", re.I)),
     ("who", re.compile(rf"\bwho(?:{_APOS}s| is)?\s+(?:can|could|will|would|wants to|going to|able to)[\s,]+{_SKIP}{_VERB}", re.I)),
+    ("imperative", re.compile(
+        r"^(?:(?:okay|ok|so|then|and|yes|yeah|right|good|great|alright|now|fine)\b[\s,.]*)*(?P<verb>[A-Za-z][A-Za-z-]*)\b",
+        re.I)),
     ("everyone", re.compile(
         rf"(?:\b(?:everyone|everybody|all of you|each of you|all (?:the )?partners|you all|you guys)\s*,?\s*"
         rf"(?:should|needs to|need to|has to|have to|must|will|please)|\bask (?:all|every)\w* (?:the )?\w+ to|"
@@ -672,7 +676,7 @@ class ActionExtractor:
     def _candidate(self, utterance: Utterance, trigger: Trigger, m: re.Match[str], sentence: str, opening: str,
                    previous: str | None, attendees: list[str], replying: bool) -> Candidate | None:
         verb = m.group("verb").lower()
-        if verb not in WORK_VERBS:
+        if verb not in WORK_VERBS or (trigger == "imperative" and (verb not in STRONG_VERBS or _BASE_FORM.get(verb) != verb)):
             return None
         clause = sentence[m.start("verb"):]
         if _NEGATED.match(sentence[m.end("verb"):]) or re.search(r"\b(not|n't|never)\s*$", sentence[: m.start("verb")]):
@@ -715,6 +719,8 @@ class ActionExtractor:
             return None
         due = find_due(clause)
         confidence = _confidence(trigger, verb, clause, sentence, due, named, sentence[: m.start()], replying)
+        if trigger == "imperative" and len(utterance.text.split()) > 40:
+            confidence -= 0.15  # imperatives inside a long turn mostly narrate steps ("upload the file, run ...")
         return Candidate(
             utterance_id=utterance.id, excerpt_utterance_id=utterance.id, speaker=speaker, trigger=trigger,
             assignees=assignees, description=description, excerpt=sentence.strip(),

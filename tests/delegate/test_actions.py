@@ -291,3 +291,12 @@ def test_a_demonstrative_determiner_is_not_a_pronoun() -> None:
     ])
     [action] = ex.actions
     assert action.description.startswith("Write that copy for the migration screen")
+
+
+def test_a_short_bare_imperative_is_a_request_to_the_person_spoken_with() -> None:
+    ex, emitted, _ = replay([
+        ("PERSON4", "We could send the standard part of the questionnaire in advance, if that helps."),
+        ("PERSON1", "Let's do that. Send the standard part early."),
+    ])
+    assert [a.assignees for a in ex.actions] == [["PERSON4"]]
+    assert ex.actions[0].description == "Send the standard part early."
