@@ -242,7 +242,6 @@ _TYPE_RULES: list[tuple[ActionType, re.Pattern[str]]] = [
         r"\b(ask\w*|contact\w*|talk\w* (to|with)|discuss\w*|get (back|in touch)|in touch|follow\w* up|remind\w*|"
         r"let \S+ know|confirm\w*|find out|tell|inform\w*|clarify\w*|coordinat\w*|connect\w*|write (to|him|her))\b",
         re.I)),
-    ("create_task", re.compile(r"\b(task|to-?do|ticket|issue tracker|backlog)\b", re.I)),
 ]
 
 _OFFERS: dict[ActionType, str] = {
@@ -416,10 +415,11 @@ def find_due(text: str) -> str | None:
 
 
 def action_type(description: str) -> ActionType:
+    """The kind of work, from the description; plain work to do is a task (`create_task`)."""
     for kind, pattern in _TYPE_RULES:
         if pattern.search(description):
             return kind
-    return "other"
+    return "create_task"
 
 
 def _dedupe_words(text: str) -> str:

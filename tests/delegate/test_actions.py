@@ -197,7 +197,7 @@ def test_extractor_satisfies_the_protocol() -> None:
     ("Review the related-work section.", "review"),
     ("Ask [PERSON9] about the grant money.", "follow_up"),
     ("Add it as a task in the tracker.", "create_task"),
-    ("Clean the collected data.", "other"),
+    ("Clean the collected data.", "create_task"),
 ])
 def test_action_types(description: str, kind: str) -> None:
     assert action_type(description) == kind
