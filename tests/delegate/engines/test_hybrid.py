@@ -91,9 +91,13 @@ def settings_for(base_url: str, **overrides: object) -> Settings:
     return Settings(**values)
 
 
+# Every speaking decision goes to the LLM here, so the timeline's clear name cues reach it too.
+SURE_FROM = 1.01
+
+
 def hybrid_for(settings: Settings) -> HybridEngine:
     local = LocalEngine()
-    return HybridEngine(local, LLMEngine(settings, fallback=local))
+    return HybridEngine(local, LLMEngine(settings, fallback=local), sure_from=SURE_FROM)
 
 
 async def gate_decisions() -> list[Decision]:
@@ -118,13 +122,14 @@ def test_candidates() -> None:
     assert not is_candidate(silent)
     assert is_candidate(silent.model_copy(update={"confidence": 0.3}))
     assert is_candidate(silent.model_copy(update={"scenario": Scenario.chime_in}))
-    assert is_candidate(silent.model_copy(update={"speak": "Yes."}))
+    assert is_candidate(silent.model_copy(update={"speak": "Yes.", "confidence": 0.6}))
+    assert not is_candidate(silent.model_copy(update={"speak": "Yes.", "confidence": 0.95}))
 
 
 async def test_the_llm_hears_only_candidate_utterances(server: ScriptedOpenAI) -> None:
     server.reset(answer_when_named)
     gate = await gate_decisions()
-    candidates = [d.utterance_id for d in gate if is_candidate(d)]
+    candidates = [d.utterance_id for d in gate if is_candidate(d, sure_from=SURE_FROM)]
     assert 0 < len(candidates) < len(TIMELINE) / 2
     assert 8 in candidates  # "Sirui, is the parser rewrite done?"
 
@@ -162,12 +167,12 @@ async def test_a_dead_endpoint_leaves_the_gate_decisions(server: ScriptedOpenAI)
     assert [(d.utterance_id, d.speak, d.scenario) for d in decisions] == [
         (g.utterance_id, g.speak, g.scenario) for g in gate
     ]
-    assert engine.fallbacks == engine.calls == sum(is_candidate(g) for g in gate)
+    assert engine.fallbacks == engine.calls == sum(is_candidate(g, sure_from=SURE_FROM) for g in gate)
     assert elapsed < 0.3 * engine.calls + 0.5
     assert all(
         d.reason.startswith("llm fallback (connection)")
         for d, g in zip(decisions, gate, strict=True)
-        if is_candidate(g)
+        if is_candidate(g, sure_from=SURE_FROM)
     )
 
 
@@ -178,3 +183,17 @@ def test_build_engine_by_name(monkeypatch: pytest.MonkeyPatch) -> None:
     assert isinstance(hybrid, HybridEngine) and hybrid.name == "hybrid"
     with pytest.raises(ValueError, match="unknown engine"):
         build_engine("oracle", settings)
+
+
+async def test_confident_speech_stands_without_a_call(server: ScriptedOpenAI) -> None:
+    server.reset(answer_when_named)
+    local = LocalEngine()
+    engine = HybridEngine(local, LLMEngine(settings_for(server.base_url), fallback=local))
+    gate = await gate_decisions()
+    decisions = await replay(engine)
+    sure = [g for g in gate if g.spoke and g.confidence >= 0.8]
+    assert sure, "the timeline has a clear name cue"
+    assert engine.calls == sum(is_candidate(g) for g in gate) < sum(is_candidate(g, sure_from=SURE_FROM) for g in gate)
+    for decision, gated in zip(decisions, gate, strict=True):
+        if gated in sure:
+            assert decision.speak == gated.speak and decision.engine == "hybrid"
