@@ -41,25 +41,17 @@ class ComposeSettings:
     """A sentence's score: this share from its item's rank, the rest from the sentence's own fit."""
     item_floor = 0.05
     """Below this relevance (of the best item on the latest turn) nothing in the background answers a cue."""
-    chime_in_floor = 0.0
-    """Volunteering needs more: below this the delegate has nothing worth adding."""
+    intent_floor = 0.30
+    """Named or volunteering, an intent is raised only when the talk is about it (else a holding line or silence)."""
     already_said = 0.80
     """Cosine above which an item counts as already said by the principal."""
     recent_turns_checked = 40
 
 
-def _already_said(meeting: MeetingState, principal: Profile, k: int, s: type[ComposeSettings]) -> bool:
-    if k in meeting.spoken_items.get(principal.speaker_label, set()):
-        return True
-    turns = meeting.said_by(principal.speaker_label, s.recent_turns_checked)
-    if not turns:
-        return False
-    item = embedding(principal.background[k].information)
-    sims = np.array([float(np.dot(item, embedding(u.text))) for u in turns])
-    return bool(sims.max() >= s.already_said)
-
-
-def _ranked_items(meeting: MeetingState, principal: Profile, s: type[ComposeSettings]) -> tuple[list[int], np.ndarray, float]:
+def _ranked_items(meeting: MeetingState, principal: Profile) -> tuple[list[int], np.ndarray, float]:
+    """Up to `max_items` shareable items not yet said, best first; their normalised weights; the best
+    relevance to the latest turn."""
+    s = ComposeSettings
     turns = [t.utterance for t in meeting.recent][-s.window :]
     totals = np.zeros(len(principal.background))
     if not len(totals):
@@ -70,11 +62,19 @@ def _ranked_items(meeting: MeetingState, principal: Profile, s: type[ComposeSett
             totals[m.index] += (s.decay**age) * m.score
             if age == 0:
                 best_latest = max(best_latest, m.score)
-    order = [
-        int(k)
-        for k in np.argsort(-totals)
-        if totals[k] > 0 and principal.background[int(k)].shareable and not _already_said(meeting, principal, int(k), s)
-    ]
+    spoken = meeting.spoken_items.get(principal.speaker_label, set())
+    said = meeting.said_by(principal.speaker_label, s.recent_turns_checked)
+    said_matrix = np.stack([embedding(u.text) for u in said]) if said else None
+    order: list[int] = []
+    for k in (int(k) for k in np.argsort(-totals)):
+        if len(order) == s.max_items or totals[k] <= 0:
+            break
+        if not principal.background[k].shareable or k in spoken:
+            continue
+        # Already said by the principal in this meeting, in other words: not worth saying again.
+        if said_matrix is not None and float((said_matrix @ embedding(principal.background[k].information)).max()) >= s.already_said:
+            continue
+        order.append(k)
     return order, totals / max(float(totals.max()), 1e-9), best_latest
 
 
@@ -83,14 +83,13 @@ def _opener(cue: Cue) -> str:
     return "If I may add — " if cue.scenario is Scenario.chime_in else ""
 
 
-def compose(meeting: MeetingState, principal: Profile, cue: Cue, query: str | Query, s: type[ComposeSettings] = ComposeSettings) -> Composition:
+def compose(meeting: MeetingState, principal: Profile, cue: Cue, query: str | Query) -> Composition:
     """The words the principal would say now, or an empty text when nothing grounded fits."""
+    s = ComposeSettings
     last = meeting.last
     assert last is not None
-    order, weight, best_latest = _ranked_items(meeting, principal, s)
-    order = order[: s.max_items]
-    floor = s.chime_in_floor if cue.scenario is Scenario.chime_in else s.item_floor
-    if order and best_latest >= floor:
+    order, weight, best_latest = _ranked_items(meeting, principal)
+    if order and best_latest >= s.item_floor:
         candidates: list[tuple[float, int, int, str]] = []
         for k in order:
             sentences = [x.strip() for x in _SENTENCE.split(principal.background[k].information) if x.strip()]
@@ -112,8 +111,11 @@ def compose(meeting: MeetingState, principal: Profile, cue: Cue, query: str | Qu
         used_items = list(dict.fromkeys(k for k, _, _ in chosen))
         text = " ".join(sentence for _, _, sentence in chosen)
         return Composition(_opener(cue) + text, used_items, [], best_latest)
-    top = rank_intents(query, principal)[:1]
-    if top and (top[0].score >= s.item_floor or cue.scenario is not Scenario.chime_in):
-        intent = principal.intents[top[0].index].rstrip(".?")
-        return Composition(f"I'd like to raise one thing: {intent[0].lower() + intent[1:]}?", [], [top[0].index], top[0].score)
+    for match in rank_intents(query, principal)[:1]:
+        intent = principal.intents[match.index].strip().rstrip(".?!").strip()
+        # Handed the floor (implicit cue), the principal may raise their own point; a direct question
+        # or a volunteered remark must be about the talk, or it is better left unsaid.
+        floor = 0.0 if cue.scenario is Scenario.implicit_cue else s.intent_floor
+        if match.score >= floor and intent:
+            return Composition(f"I'd like to raise one thing: {intent[0].lower() + intent[1:]}?", [], [match.index], match.score)
     return Composition("")

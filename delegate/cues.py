@@ -154,7 +154,8 @@ def turn_taking_score(features: dict[str, float]) -> float:
     return 1.0 / (1.0 + math.exp(-z))
 
 
-def detect(meeting: MeetingState, principal: Profile, th: type[CueThresholds] = CueThresholds) -> Cue:
+def detect(meeting: MeetingState, principal: Profile) -> Cue:
+    th = CueThresholds
     last = meeting.last
     if last is None:
         return Cue(Scenario.none, 1.0, "nothing said yet")

@@ -227,7 +227,11 @@ def _name_like(toks: list[str], i: int) -> bool:
     return (tok[:1].isupper() and not sentence_start and tok != "I") or _garble_slot(toks, i)
 
 
-def find(text: str, person: Profile, others: frozenset[str] = frozenset(), garble_threshold: float = 0.72) -> NameHit:
+GARBLE_THRESHOLD = 0.72
+"""`sounds_like` score from which a name-like word is taken for the person's garbled name."""
+
+
+def find(text: str, person: Profile, others: frozenset[str] = frozenset()) -> NameHit:
     """The strongest reference to `person` in `text`: addressed, then named, then mentioned, then absent.
 
     `others` are lower-case name words of the other attendees: a word that is someone else's name is
@@ -259,7 +263,7 @@ def find(text: str, person: Profile, others: frozenset[str] = frozenset(), garbl
                 and _name_like(toks, i)
             ):
                 score = max(sounds_like(lw, target) for target in forms.garble_targets)
-                if score >= garble_threshold:
+                if score >= GARBLE_THRESHOLD:
                     ref = Reference.addressed if _garble_slot(toks, i) else _slot_reference(toks, i, i + 1)
                     hit = NameHit(ref, "garbled", tok, score)
         if hit is not None and _rank(hit) > _rank(best):
@@ -270,7 +274,3 @@ def find(text: str, person: Profile, others: frozenset[str] = frozenset(), garbl
 def _rank(hit: NameHit) -> tuple[int, float]:
     order = {Reference.absent: 0, Reference.mentioned: 1, Reference.named: 2, Reference.addressed: 3}
     return (order[hit.reference], hit.score)
-
-
-def addresses(text: str, person: Profile) -> bool:
-    return find(text, person).reference is Reference.addressed

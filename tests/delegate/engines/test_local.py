@@ -42,3 +42,11 @@ async def test_a_profile_without_background_raises_an_intent_or_stays_silent():
     empty = Profile(name="Amara Okafor", label="P4")
     d = await LocalEngine().decide(s, empty)
     assert d.spoke and "follow up" in d.speak  # the holding line: named, but nothing to answer with
+
+
+async def test_an_unrelated_direct_question_gets_a_holding_line_not_an_agenda_item():
+    bare = Profile(name="Amara Okafor", label="P4", intents=["When marketing can announce the release", "", "?"])
+    s = MeetingState("m", names={"P1": "Dana", "P4": "Amara Okafor"})
+    s.add(Utterance(id=0, speaker="P1", text="Amara, did you feed the office cat this morning?"))
+    d = await LocalEngine().decide(s, bare)
+    assert d.spoke and d.used_intents == [] and "follow up" in d.speak
