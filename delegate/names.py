@@ -9,6 +9,7 @@ like the name (Metaphone codes from jellyfish) and is spelled like it (rapidfuzz
 from __future__ import annotations
 
 import re
+import unicodedata
 from dataclasses import dataclass
 from enum import StrEnum
 from functools import lru_cache
@@ -42,7 +43,8 @@ class NameHit:
 
 ABSENT = NameHit(Reference.absent, "", "", 0.0)
 
-_TOKEN = re.compile(r"\[[A-Z]+\d*\]|['’]s\b|[A-Za-z][A-Za-z'’-]*|[0-9]+|[,.;:?!—–-]")
+_TOKEN = re.compile(r"\[[A-Z]+\d*\]|['’]s\b|[^\W\d_](?:[^\W_]|['’-])*|[0-9]+|[,.;:?!—–-]")
+_NAME_PART = re.compile(r"[^\W\d_](?:[^\W_]|['’-])*")
 _END = frozenset("?.!")
 _PAUSE = frozenset(",;:—–-")
 
@@ -94,7 +96,8 @@ def _fold(word: str) -> str:
 
 @lru_cache(maxsize=4096)
 def _codes(word: str) -> tuple[str, str]:
-    w = re.sub(r"[^a-z]", "", word.lower())
+    # Metaphone and NYSIIS work on English letters: "Jürgen" is coded as "jurgen".
+    w = re.sub(r"[^a-z]", "", unicodedata.normalize("NFKD", word.lower()).encode("ascii", "ignore").decode())
     if not w:
         return ("", "")
     return (jellyfish.metaphone(w), jellyfish.nysiis(w))
@@ -150,7 +153,7 @@ def _forms(name: str, aliases: tuple[str, ...], label: str | None) -> NameForms:
         if n.startswith("[") and n.endswith("]"):
             masks.add(n)
             continue
-        parts = [p.lower() for p in re.findall(r"[A-Za-z'’-]+", n)]
+        parts = [p.lower() for p in _NAME_PART.findall(n)]
         if len(parts) == 1:
             words.add(parts[0])
         elif len(parts) > 1:
@@ -189,7 +192,7 @@ def _slot_reference(toks: list[str], i: int, j: int) -> Reference:
         return Reference.addressed
     if before == "to" and before2 in _HANDOVER:
         return Reference.addressed
-    if before == "and" and after in _PAUSE and (before2.startswith("[") or toks[i - 2][:1].isupper()):
+    if before == "and" and after in _PAUSE and i > 1 and (before2.startswith("[") or toks[i - 2][:1].isupper()):
         return Reference.addressed  # "[X] and [Y], we are going to ..."
     if before in _MENTION_BEFORE and not (before in ("and", "so") and at_start):
         return Reference.mentioned

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
-_WORD = re.compile(r"\[[A-Z]+\d*\]|[A-Za-z0-9]+(?:['’][A-Za-z]+)?")
+_WORD = re.compile(r"\[[A-Z]+\d*\]|[^\W_]+(?:['’][^\W_]+)?")
 _MARKUP = re.compile(r"<[^>]*>")
 MASK = re.compile(r"\[([A-Z]+\d*)\]")
 

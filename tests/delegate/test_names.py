@@ -68,3 +68,13 @@ def test_sounds_like_orders_plausible_confusions():
 def test_named_in_passing_is_between_address_and_mention():
     assert ref("Let me check; maybe [PERSON5] also knows, none of them works well.") is Reference.named
     assert ref("[PERSON2] and [PERSON5], we are going to work on the set-up.") is Reference.addressed
+
+
+def test_names_beyond_ascii():
+    jurgen = Profile(name="Jürgen Weiß", label="P7")
+    assert ref("Jürgen, what is the budget?", jurgen) is Reference.addressed
+    assert find("Jürgen, what is the budget?", jurgen).surface == "Jürgen"
+    assert ref("Łukasz, your view?", Profile(name="Łukasz Nowak")) is Reference.addressed
+    assert ref("李明, what is the budget?", Profile(name="李明")) is Reference.addressed
+    # A recogniser that drops the umlaut still names him.
+    assert ref("Jurgen, what is the budget?", jurgen) is Reference.addressed
