@@ -25,8 +25,9 @@ changed (due date, assignees, a sharper description). All state is bounded (rece
 actions are deques), so an utterance costs the same at minute 1 and minute 90.
 
 `ActionBook` keeps the actions and every state change (proposed, updated, approved, rejected) for the
-audit log; the server turns its events into frames and rows. `Extractor` is the protocol an LLM
-refiner (prompt `prompts/extract_actions.md.j2`) will implement around this one.
+audit log; the server turns its events into frames and rows. `Extractor` is the protocol every extractor
+implements; `Refiner`, the one of an extractor with a slower second pass (`delegate.action_refiner`, an LLM
+with the prompt `prompts/extract_actions.md.j2`, around this one).
 """
 from __future__ import annotations
 
@@ -322,6 +323,17 @@ class Extractor(Protocol):
         ...
 
 
+@runtime_checkable
+class Refiner(Extractor, Protocol):
+    """An extractor with a slower second pass (an LLM) that revises what `observe` proposed after it went out."""
+
+    async def refine(self, meeting: MeetingState, found: list[ProposedAction]) -> list[ProposedAction]:
+        """Revise `found`, as `observe` just returned it; returns the actions this changed, in their new state.
+
+        Never raises for the slow pass's own failures: the actions then stay as they are."""
+        ...
+
+
 class UnknownAction(KeyError):
     """Feedback named an action id this meeting never proposed."""
 
@@ -604,6 +616,15 @@ class ActionExtractor:
         action = self.book.apply_feedback(action_id, approve)
         for item in self._open:
             if item.action.id == action_id:
+                item.action = action
+        return action
+
+    def revise(self, action: ProposedAction, utterance_id: int | None) -> ProposedAction:
+        """Record a new version of an action made outside this extractor (a refinement); restatements
+        merge into it from now on."""
+        action = self.book.put(action, utterance_id)
+        for item in self._open:
+            if item.action.id == action.id:
                 item.action = action
         return action
 

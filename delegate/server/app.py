@@ -45,6 +45,8 @@ from delegate.server.sessions import MeetingSession, Sessions
 from delegate.store import SQLiteStore
 
 if TYPE_CHECKING:
+    from openai import AsyncOpenAI
+
     from delegate.asr import Transcriber
 
 log = structlog.get_logger("delegate.server")
@@ -158,8 +160,31 @@ def _owned_session(meeting_id: str, caller: Caller, svc: ServiceDep) -> MeetingS
 OwnedSession = Annotated[MeetingSession, Depends(_owned_session)]
 
 
-def _extractor(spec: MeetingSpec) -> Extractor:
-    return ActionExtractor(principal=spec.principal.speaker_label)
+REFINED_ENGINES = frozenset({"llm", "hybrid"})
+"""Engines whose meetings have their action items refined by the LLM too."""
+
+
+class _Extractors:
+    """A meeting's action extractor: the embedded one, refined by the LLM when its engine has one."""
+
+    def __init__(self, settings: Settings) -> None:
+        self._settings = settings
+        self._client: AsyncOpenAI | None = None
+
+    def __call__(self, spec: MeetingSpec) -> Extractor:
+        embedded = ActionExtractor(principal=spec.principal.speaker_label)
+        if (spec.engine or self._settings.engine) not in REFINED_ENGINES:
+            return embedded
+        from delegate.action_refiner import LLMActionRefiner
+        from delegate.engines.llm import make_client
+
+        if self._client is None:
+            self._client = make_client(self._settings)  # one connection pool for every meeting
+        return LLMActionRefiner(embedded, self._client, self._settings)
+
+    async def aclose(self) -> None:
+        if self._client is not None:
+            await self._client.close()
 
 
 def create_app(settings: Settings | None = None) -> FastAPI:
@@ -167,6 +192,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     metrics = Metrics()
     store = SQLiteStore(settings.db_path)
     engines = _Engines(settings)
+    extractors = _Extractors(settings)
     sessions = Sessions(
         store,
         metrics,
@@ -174,7 +200,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         default_engine=settings.engine,
         max_text_chars=settings.max_text_chars,
         idle_seconds=settings.session_idle_seconds,
-        actions=_extractor,
+        actions=extractors,
         asr=_Speech(settings),
     )
     svc = Service(
@@ -192,6 +218,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         finally:
             reaper.cancel()
             await sessions.close_all("server_stopped")
+            await extractors.aclose()
             await store.close()
             log.info("server_stopped")
 

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Protocol
 
 import structlog
 
-from delegate.actions import Extractor
+from delegate.actions import Extractor, Refiner
 from delegate.engines.base import Engine
 from delegate.meeting import MeetingState
 from delegate.models import Decision, Profile, ProposedAction, Utterance
@@ -115,6 +115,7 @@ class MeetingSession:
         self._detached_at = time.monotonic()
         self._pending: asyncio.Task[None] | None = None
         self._pending_id: int | None = None
+        self._refining: set[asyncio.Task[None]] = set()
         self._committing = False
         self._asr = asr
         self._audio: Transcriber | None = None
@@ -149,6 +150,8 @@ class MeetingSession:
             if self.closed:
                 return
             await self._settle_pending(reason=reason)
+            for task in self._refining:
+                task.cancel()
             self.closed = True
             self._audio = None
             await self._audit(kind, reason=reason)
@@ -392,13 +395,47 @@ class MeetingSession:
             return
         for action in found:
             await self._propose(action)
+        if found and isinstance(self._extractor, Refiner):
+            task = asyncio.create_task(
+                self._refine_actions(self._extractor, utterance_id, found),
+                name=f"refine-{self.meeting_id}-{utterance_id}",
+            )
+            self._refining.add(task)
+            task.add_done_callback(self._refining.discard)
 
-    async def _propose(self, action: ProposedAction) -> None:
+    async def _refine_actions(self, refiner: Refiner, utterance_id: int, found: list[ProposedAction]) -> None:
+        """Send what the extractor's slower pass changed; the utterance and its decision never wait for it."""
+        try:
+            changed = await refiner.refine(self.state, found)
+            async with self._inbound:
+                if self.closed:
+                    return
+                latest = {a.id: a for a in refiner.actions}
+                for action in changed:
+                    # A newer utterance may have changed it again meanwhile; that version went out already.
+                    current = latest.get(action.id, action)
+                    if current != self.actions.get(current.id):
+                        await self._propose(current, source="refiner")
+        except asyncio.CancelledError:
+            raise
+        except Exception:
+            self._log.exception("actions_refine_failed", utterance_id=utterance_id)
+            self._metrics.error(ErrorCode.internal)
+
+    async def _propose(self, action: ProposedAction, **extra: object) -> None:
         """Record and send a new action, or a new version of one proposed before."""
+        known = self.actions.get(action.id)
+        if known is None:
+            event = "proposed"
+        elif action.status != known.status:
+            event = action.status
+        else:
+            event = "updated"
         await self._audit(
             AuditKind.action,
             action.utterance_ids[-1] if action.utterance_ids else None,
-            event="updated" if action.id in self.actions else "proposed",
+            event=event,
+            **extra,
             **action.model_dump(mode="json"),
         )
         self.actions[action.id] = action
