@@ -40,8 +40,7 @@ def block(meeting: BenchMeeting, start_id: int) -> list[Utterance]:
 
 
 def _forget(timed: list[Utterance]) -> None:
-    for u in timed:
-        similarity._cache.pop(u.text, None)
+    similarity.forget([u.text for u in timed])
     text.tokens.cache_clear()
     text.content_words.cache_clear()
 

@@ -16,8 +16,13 @@ _BACKCHANNEL = frozenset(
 )
 
 
-@lru_cache(maxsize=65536)
 def is_backchannel(text: str) -> bool:
+    # A backchannel is a few short words; anything long is not one, and is not worth a cache entry.
+    return len(text) <= 120 and _short_backchannel(text)
+
+
+@lru_cache(maxsize=16384)
+def _short_backchannel(text: str) -> bool:
     toks = [t for t in tokens(text) if not t.startswith("[")]
     return len(toks) <= 4 and all(t in _BACKCHANNEL for t in toks)
 

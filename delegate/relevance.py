@@ -7,7 +7,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from delegate.models import Profile
-from delegate.similarity import embedding, word_overlap
+from delegate.similarity import EMBEDDING_WEIGHT, OVERLAP_WEIGHT, embedding, word_overlap
 from delegate.text import content_words
 
 
@@ -44,7 +44,7 @@ def pair_score(query: str | Query, target: str) -> float:
     if not q.words or not target_words:
         return 0.0
     cos = float(np.dot(q.vector, embedding(target)))
-    return 0.6 * max(0.0, cos) + 0.4 * word_overlap(q.words, target_words)
+    return EMBEDDING_WEIGHT * max(0.0, min(1.0, cos)) + OVERLAP_WEIGHT * word_overlap(q.words, target_words)
 
 
 def rank_background(query: str | Query, profile: Profile, shareable_only: bool = True) -> list[Match]:

@@ -50,23 +50,37 @@ def warm_up() -> None:
 
 
 CACHE_SIZE = 32768
+CACHED_TEXT_CHARS = 4000
+"""Longer texts are embedded each time rather than kept: the cache stays bounded in bytes, not just entries."""
 _cache: dict[str, np.ndarray] = {}
+_ZERO = np.zeros(256, dtype=np.float32)
+_ZERO.setflags(write=False)
 
 
 def _store(text: str, vec: np.ndarray) -> None:
     vec.setflags(write=False)
+    if len(text) > CACHED_TEXT_CHARS:
+        return
     if len(_cache) >= CACHE_SIZE:
         _cache.pop(next(iter(_cache)), None)  # oldest first: dicts keep insertion order
     _cache[text] = vec
 
 
 def embedding(text: str) -> np.ndarray:
-    """The unit-length embedding of `text` (cached: texts are compared many times)."""
+    """The unit-length embedding of `text` (cached: texts are compared many times); zeros for blank text."""
     vec = _cache.get(text)
     if vec is None:
-        vec = np.asarray(_wordllama().embed([text], norm=True)[0], dtype=np.float32)
+        if not text.strip():
+            return _ZERO
+        vec = np.nan_to_num(np.asarray(_wordllama().embed([text], norm=True)[0], dtype=np.float32))
         _store(text, vec)
     return vec
+
+
+def forget(texts: list[str]) -> None:
+    """Drop these texts' embeddings from the cache (benchmarks time a first embedding)."""
+    for text in texts:
+        _cache.pop(text, None)
 
 
 def overlap(a: str, b: str) -> float:

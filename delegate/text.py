@@ -3,11 +3,15 @@
 from __future__ import annotations
 
 import re
-from functools import lru_cache
+from collections.abc import Callable
+from functools import lru_cache, wraps
+from typing import TypeVar
 
 _WORD = re.compile(r"\[[A-Z]+\d*\]|[^\W_]+(?:['’][^\W_]+)?")
 _MARKUP = re.compile(r"<[^>]*>")
 MASK = re.compile(r"\[([A-Z]+\d*)\]")
+
+T = TypeVar("T")
 
 STOPWORDS = frozenset(
     """a about above after again against all also am an and any are aren't as at be because been before being
@@ -25,12 +29,28 @@ STOPWORDS = frozenset(
 )
 
 
+CACHED_TEXT_CHARS = 4000
+"""Texts up to this long are cached (utterances recur in every window); longer ones are recomputed,
+so the caches stay bounded in bytes and not only in entries."""
+
+
+def cached_when_short(fn: Callable[[str], T]) -> Callable[[str], T]:
+    cached = lru_cache(maxsize=16384)(fn)
+
+    @wraps(fn)
+    def call(text: str) -> T:
+        return cached(text) if len(text) <= CACHED_TEXT_CHARS else fn(text)
+
+    call.cache_clear = cached.cache_clear  # type: ignore[attr-defined]
+    return call
+
+
 def clean(text: str) -> str:
     """Drop transcript markup such as `<unintelligible/>`."""
     return _MARKUP.sub(" ", text)
 
 
-@lru_cache(maxsize=65536)
+@cached_when_short
 def tokens(text: str) -> tuple[str, ...]:
     """Lower-cased word tokens; `[PERSON3]`-style masks stay whole tokens (upper-case)."""
     out = []
@@ -51,7 +71,7 @@ def stem(word: str) -> str:
     return w
 
 
-@lru_cache(maxsize=65536)
+@cached_when_short
 def content_words(text: str) -> frozenset[str]:
     """Stemmed tokens that carry meaning: no stop words, no one-letter tokens."""
     return frozenset(stem(t) for t in tokens(text) if t not in STOPWORDS and (len(t) > 1 or t.isdigit()))
