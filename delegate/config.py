@@ -9,7 +9,7 @@ from pydantic_settings import BaseSettings, SettingsConfigDict
 
 
 class Settings(BaseSettings):
-    model_config = SettingsConfigDict(env_prefix="DELEGATE_", frozen=True, extra="ignore")
+    model_config = SettingsConfigDict(env_prefix="DELEGATE_", frozen=True, extra="ignore", populate_by_name=True)
 
     # Engine
     engine: str = "local"
@@ -27,10 +27,10 @@ class Settings(BaseSettings):
     log_level: str = "info"
 
     # LLM: any OpenAI-compatible endpoint (OpenAI, Azure, vLLM, Ollama, llama.cpp)
-    llm_base_url: str | None = Field(default=None, validation_alias=AliasChoices("llm_base_url", "OPENAI_BASE_URL"))
-    """From `OPENAI_BASE_URL`, e.g. `http://127.0.0.1:11434/v1`; unset: OpenAI's own endpoint."""
-    llm_api_key: SecretStr | None = Field(default=None, validation_alias=AliasChoices("llm_api_key", "OPENAI_API_KEY"))
-    """From `OPENAI_API_KEY`; local servers without auth may leave it unset."""
+    llm_base_url: str | None = Field(default=None, validation_alias=AliasChoices("DELEGATE_LLM_BASE_URL", "OPENAI_BASE_URL"))
+    """From `DELEGATE_LLM_BASE_URL` or `OPENAI_BASE_URL`, e.g. `http://127.0.0.1:11434/v1`; unset: OpenAI's own endpoint."""
+    llm_api_key: SecretStr | None = Field(default=None, validation_alias=AliasChoices("DELEGATE_LLM_API_KEY", "OPENAI_API_KEY"))
+    """From `DELEGATE_LLM_API_KEY` or `OPENAI_API_KEY`; local servers without auth may leave it unset."""
     llm_model: str = "gpt-4o-mini"
     llm_timeout_s: float = Field(default=4.0, gt=0)
     """Budget for one decision's LLM consultation, retries included; past it the embedded engine decides."""
