@@ -62,6 +62,7 @@ def snapshot_figures(results: list[CaseResult], engine: str, judge: str, elapsed
         "loose_recall": {"responded": _rate(loose), "end_to_end": sum(loose) / n_matched},
         "strict_recall": {"responded": float(np.mean(strict)) if strict else 0.0, "end_to_end": sum(strict) / n_matched},
         "attribution": attribution,
+        "private_leak_rate": _rate([r.private_leak for r in results if r.spoke]),
         "response_words": {"mean": float(np.mean([r.words for r in results if r.spoke])) if any(r.spoke for r in results) else 0.0},
         "meeting_correctness": _rate([ok for oks in meetings.values() for ok in oks]),
         "latency_ms": _percentiles([r.latency_ms for r in results]),

@@ -191,6 +191,7 @@ def summary_table(rep: dict) -> Table:
         ("loose recall responded / e2e", f"{pct(rep['loose_recall']['responded'])} / {pct(rep['loose_recall']['end_to_end'])}"),
         ("strict recall responded / e2e", f"{pct(rep['strict_recall']['responded'])} / {pct(rep['strict_recall']['end_to_end'])}"),
         ("attribution exp/ctx/trn/hal", " / ".join(pct(rep["attribution"][a]) for a in metrics.ATTRIBUTIONS)),
+        ("private items leaked (of spoken)", pct(rep["private_leak_rate"])),
         ("response words (mean)", f"{rep['response_words']['mean']:.1f}"),
         ("meeting correctness", pct(rep["meeting_correctness"])),
         ("latency p50 / p99 (ms)", f"{rep['latency_ms']['p50']:.3f} / {rep['latency_ms']['p99']:.3f}"),

@@ -31,6 +31,7 @@ def write_cases(results: list[CaseResult], path: Path) -> None:
                 "expected_points": r.expected_points,
                 "matched_expected_points": r.matched_points,
                 "attribution": r.attribution,
+                "private_leak": r.private_leak,
                 "latency_ms": round(r.latency_ms, 4),
             }
             f.write(json.dumps(row, ensure_ascii=False) + "\n")
@@ -55,6 +56,7 @@ def markdown(report: dict) -> str:
         f"- Loose recall: {_pct(snap['loose_recall']['responded'])} of responded cases, {_pct(snap['loose_recall']['end_to_end'])} end to end",
         f"- Strict recall: {_pct(snap['strict_recall']['responded'])} of responded cases, {_pct(snap['strict_recall']['end_to_end'])} end to end",
         "- Attribution: " + ", ".join(f"{a} {_pct(snap['attribution'][a])}" for a in ATTRIBUTIONS),
+        f"- Private items leaked: {_pct(snap['private_leak_rate'])} of spoken responses",
         f"- Response length: {snap['response_words']['mean']:.1f} words on average",
         f"- Meeting-level correctness: {_pct(snap['meeting_correctness'])}",
         f"- Decision latency: p50 {snap['latency_ms']['p50']:.3f} ms, p95 {snap['latency_ms']['p95']:.3f} ms, p99 {snap['latency_ms']['p99']:.3f} ms",

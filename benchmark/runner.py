@@ -8,7 +8,7 @@ from collections.abc import Callable
 from pydantic import BaseModel, ConfigDict, Field
 
 from benchmark.data import BenchMeeting, Case
-from benchmark.judge import Judge, JudgeInput, Judgement
+from benchmark.judge import Judge, JudgeInput, Judgement, private_leak
 from delegate.engines.base import Engine
 from delegate.meeting import MeetingState, is_backchannel
 from delegate.models import Decision
@@ -33,6 +33,7 @@ class CaseResult(BaseModel):
     latency_ms: float
     words: int = 0
     used_background: list[int] = Field(default_factory=list)
+    private_leak: bool = False
 
     @property
     def correct(self) -> bool:
@@ -83,6 +84,7 @@ async def run_case(meeting: BenchMeeting, case: Case, engine: Engine, judge: Jud
         latency_ms=latency,
         words=word_count(decision.speak) if decision.spoke else 0,
         used_background=decision.used_background,
+        private_leak=decision.spoke and private_leak(decision.speak, profile),
     )
 
 

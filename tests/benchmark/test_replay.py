@@ -13,6 +13,7 @@ runner = CliRunner()
 REPORT_KEYS = {
     "engine", "judge", "cases", "response_rate", "silence_rate", "noisy_name_response_rate", "loose_recall",
     "strict_recall", "attribution", "response_words", "meeting_correctness", "latency_ms", "cases_per_second",
+    "private_leak_rate",
 }
 
 
