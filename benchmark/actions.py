@@ -22,6 +22,11 @@ Figures, over all meetings together (micro-averaged):
 - ms per utterance: wall time of `ActionExtractor.observe` per utterance (extraction only);
 - type accuracy (in `--out` only): matched pairs with the gold `action_type`, where the gold has one.
 
+`--refine` adds the LLM pass of the `llm` and `hybrid` engines (`delegate.action_refiner`, endpoint from
+`OPENAI_BASE_URL` / `OPENAI_API_KEY` / `DELEGATE_LLM_*`): each proposal or update is refined before the
+next utterance (no races, unlike live), actions the LLM rejects are left out of the scores, and the
+refiner's calls, fallbacks, refinements and rejections are reported.
+
 Gold files: one JSON per meeting, `{"meeting_id", "actions": [{"excerpt", "description",
 "responsible_person", "utterance_id"?, "action_type"?, "due"?}]}`. Meetings are paired with the data
 by `meeting_id`; meetings without gold, and gold without a meeting, are reported and left out.
@@ -29,9 +34,11 @@ by `meeting_id`; meetings without gold, and gold without a meeting, are reported
 
 from __future__ import annotations
 
+import asyncio
 import json
 import re
 import time
+from collections import Counter
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Annotated
@@ -43,6 +50,7 @@ from rich.table import Table
 
 from benchmark.data import FIXTURES, BenchDataError, BenchMeeting, load
 from delegate.actions import ActionExtractor
+from delegate.config import Settings, load_settings
 from delegate.meeting import MeetingState
 from delegate.models import ActionType, ProposedAction, Utterance
 from delegate.similarity import similarity
@@ -194,6 +202,46 @@ def extract(meeting: BenchMeeting, principal: str | None = None) -> tuple[list[P
     return extractor.actions, spent
 
 
+async def _refined(
+    meetings: Sequence[BenchMeeting], gold: dict[str, list[GoldAction]], settings: Settings
+) -> tuple[list[MeetingResult], Counter[str]]:
+    from delegate.action_refiner import LLMActionRefiner
+    from delegate.engines.llm import make_client
+
+    client = make_client(settings)
+    stats: Counter[str] = Counter()
+    results = []
+    try:
+        for m in meetings:
+            if m.meeting_id not in gold:
+                continue
+            state = MeetingState(meeting_id=m.meeting_id, attendees=list(m.attendees), names=dict(m.names))
+            refiner = LLMActionRefiner(ActionExtractor(), client, settings)
+            spent = 0.0
+            for u in m.utterances:
+                state.add(u)
+                t0 = time.perf_counter()
+                found = refiner.observe(state)
+                spent += time.perf_counter() - t0
+                if found:
+                    await refiner.refine(state, found)
+            stats.update(calls=refiner.calls, fallbacks=refiner.fallbacks, refined=refiner.refined,
+                         rejected=refiner.rejected, excerpts_kept=refiner.excerpts_kept)
+            stats.update({f"fallback_{kind}": n for kind, n in refiner.fallback_reasons.items()})
+            kept = [a for a in refiner.actions if a.status != "rejected"]
+            results.append(score_meeting(m, gold[m.meeting_id], kept, spent))
+    finally:
+        await client.close()
+    return results, stats
+
+
+def run_refined(
+    meetings: Sequence[BenchMeeting], gold: dict[str, list[GoldAction]], settings: Settings
+) -> tuple[list[MeetingResult], Counter[str]]:
+    """`run` with the LLM refinement; also returns the refiner's counters over all meetings."""
+    return asyncio.run(_refined(meetings, gold, settings))
+
+
 def score_meeting(
     meeting: BenchMeeting,
     gold: Sequence[GoldAction],
@@ -295,6 +343,7 @@ def main(
     gold: Annotated[Path, typer.Option(help="Gold action items: a file or a folder, one file per meeting.")] = GOLD,
     out: Annotated[Path | None, typer.Option(help="Folder for results.json and report.md.")] = None,
     json_path: Annotated[Path | None, typer.Option("--json", help="Write the headline figures to this file.")] = None,
+    refine: Annotated[bool, typer.Option("--refine", help="Refine with the LLM, as the llm and hybrid engines do.")] = False,
 ) -> None:
     """Run the action extractor over whole meetings and score it against gold action items."""
     console = Console()
@@ -311,7 +360,15 @@ def main(
         console.print(f"[yellow]{mid}: no gold action items, left out[/yellow]")
     for mid in sorted(set(gold_items) - ids):
         console.print(f"[yellow]{mid}: gold without a meeting in {data}, left out[/yellow]")
-    results = run(meetings, gold_items)
+    refined: Counter[str] | None = None
+    if refine:
+        try:
+            results, refined = run_refined(meetings, gold_items, load_settings())
+        except ValueError as e:
+            console.print(f"[red]{e}[/red]")
+            raise typer.Exit(2) from None
+    else:
+        results = run(meetings, gold_items)
     if not results:
         console.print("[red]no meeting has gold action items[/red]")
         raise typer.Exit(2)
@@ -336,6 +393,11 @@ def main(
                   f"over {counts.utterances} utterances")
     if counts.typed:
         console.print(f"action type right on {counts.same_type} of {counts.typed} matched pairs")
+    if refined is not None:
+        reasons = ", ".join(f"{k.removeprefix('fallback_')} {n}" for k, n in refined.items() if k.startswith("fallback_"))
+        console.print(f"LLM refinement: {refined['calls']} calls, {refined['fallbacks']} fallbacks"
+                      f"{f' ({reasons})' if reasons else ''}, {refined['refined']} refined, "
+                      f"{refined['rejected']} rejected (left out), {refined['excerpts_kept']} excerpts not verbatim")
 
     if json_path is not None:
         json_path.parent.mkdir(parents=True, exist_ok=True)
@@ -347,6 +409,7 @@ def main(
             "ms_per_utterance": 1000 * counts.seconds / max(1, counts.utterances),
             "type_accuracy": counts.same_type / counts.typed if counts.typed else None,
             "threshold": THRESHOLD,
+            "refine": dict(refined) if refined is not None else None,
             "meetings": [r.model_dump() for r in results],
         }
         (out / "results.json").write_text(json.dumps(payload, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
