@@ -13,8 +13,9 @@ SILENCE_SCENARIOS = ("explicit_cue", "implicit_cue", "chime_in", "none")
 ATTRIBUTIONS = ("expected", "context", "transcript", "hallucination")
 
 
-def _rate(values: list[bool]) -> float:
-    return float(np.mean(values)) if values else 0.0
+def _rate(values: list[bool]) -> float | None:
+    """The share of true values; None (not 0) when there are no cases to measure."""
+    return float(np.mean(values)) if values else None
 
 
 def _percentiles(latencies: list[float]) -> dict[str, float]:
@@ -40,7 +41,7 @@ def snapshot_figures(results: list[CaseResult], engine: str, judge: str, elapsed
 
     loose = [bool(r.matched_points) for r in responded]
     strict = [r.strict for r in responded]
-    n_matched = len(matched) or 1
+    n_matched = len(matched)
     points = [p["attribution"] for r in responded for p in r.attribution]
     attribution = {a: (points.count(a) / len(points) if points else 0.0) for a in ATTRIBUTIONS}
 
@@ -59,8 +60,11 @@ def snapshot_figures(results: list[CaseResult], engine: str, judge: str, elapsed
         "silence_rate": silence_rate,
         "silence_rate_split": {"swapped": _rate([not r.spoke for r in swapped]), "engaged": silence_rate["none"]},
         "noisy_name_response_rate": _rate([r.spoke for r in noisy]),
-        "loose_recall": {"responded": _rate(loose), "end_to_end": sum(loose) / n_matched},
-        "strict_recall": {"responded": float(np.mean(strict)) if strict else 0.0, "end_to_end": sum(strict) / n_matched},
+        "loose_recall": {"responded": _rate(loose), "end_to_end": sum(loose) / n_matched if n_matched else None},
+        "strict_recall": {
+            "responded": float(np.mean(strict)) if strict else None,
+            "end_to_end": sum(strict) / n_matched if n_matched else None,
+        },
         "attribution": attribution,
         "private_leak_rate": _rate([r.private_leak for r in results if r.spoke]),
         "response_words": {"mean": float(np.mean([r.words for r in results if r.spoke])) if any(r.spoke for r in results) else 0.0},

@@ -6,6 +6,7 @@ import asyncio
 import json
 import time
 from enum import StrEnum
+from itertools import zip_longest
 from pathlib import Path
 
 import typer
@@ -16,6 +17,7 @@ from rich.table import Table
 from benchmark import metrics, report
 from benchmark.data import FIXTURES, BenchDataError, BenchMeeting, Case, load
 from benchmark.judge import Judge, JudgeInput, Judgement, OfflineJudge
+from benchmark.report import pct
 from benchmark.runner import CaseResult, StreamResult, run_case, run_stream
 from benchmark.variants import derive as derive_variants
 from delegate.engines import ENGINE_NAMES, build_engine
@@ -33,17 +35,21 @@ class Mode(StrEnum):
 
 
 def select_cases(meetings: list[BenchMeeting], variants: set[str], derive: bool | None, seed: int, limit: int | None) -> dict[str, list[Case]]:
+    """The cases to replay per meeting; `limit` takes them in turn from every (meeting, variant) group."""
     out: dict[str, list[Case]] = {}
     for m in meetings:
         only_matched = all(c.variant == "matched" for c in m.cases)
         cases = derive_variants(m, seed) if (derive if derive is not None else only_matched) else list(m.cases)
         out[m.meeting_id] = [c for c in cases if c.variant in variants]
-    if limit is not None:
-        kept = 0
-        for mid in out:
-            out[mid] = out[mid][: max(0, limit - kept)]
-            kept += len(out[mid])
-    return out
+    if limit is None:
+        return out
+    groups = [[c for c in out[m.meeting_id] if c.variant == v] for m in meetings for v in VARIANTS]
+    kept: set[str] = set()
+    for row in zip_longest(*groups):
+        for c in row:
+            if c is not None and len(kept) < limit:
+                kept.add(c.id)
+    return {mid: [c for c in cases if c.id in kept] for mid, cases in out.items()}
 
 
 def make_engine(name: str, meetings: list[BenchMeeting], cases: dict[str, list[Case]], seed: int) -> Engine:
@@ -180,7 +186,6 @@ def summary_table(rep: dict) -> Table:
     t = Table(title=f"engine {rep['engine']} · judge {rep['judge']}")
     t.add_column("figure")
     t.add_column("value", justify="right")
-    pct = lambda x: f"{100 * x:.1f}%"  # noqa: E731
     rows = [
         ("cases (matched / silence / noisy)", f"{rep['cases']['matched']} / {rep['cases']['mismatched']} / {rep['cases']['noisy_name']}"),
         ("response rate", pct(rep["response_rate"]["all"])),

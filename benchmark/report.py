@@ -37,8 +37,9 @@ def write_cases(results: list[CaseResult], path: Path) -> None:
             f.write(json.dumps(row, ensure_ascii=False) + "\n")
 
 
-def _pct(x: float) -> str:
-    return f"{100 * x:.1f}%"
+def pct(x: float | None) -> str:
+    """A rate as a percentage; `n/a` when there were no cases to measure it on."""
+    return "n/a" if x is None else f"{100 * x:.1f}%"
 
 
 def markdown(report: dict) -> str:
@@ -48,17 +49,17 @@ def markdown(report: dict) -> str:
     lines += [f"Cases: {c['matched']} matched, {c['mismatched']} expected-silence, {c['noisy_name']} noisy-name.", ""]
     lines += ["| figure | all | explicit cue | implicit cue | chime-in | engaged (none) |", "|---|---|---|---|---|---|"]
     rr, sr = snap["response_rate"], snap["silence_rate"]
-    lines.append(f"| response rate | {_pct(rr['all'])} | {_pct(rr['explicit_cue'])} | {_pct(rr['implicit_cue'])} | {_pct(rr['chime_in'])} | |")
-    lines.append(f"| silence rate | {_pct(sr['all'])} | {_pct(sr['explicit_cue'])} | {_pct(sr['implicit_cue'])} | {_pct(sr['chime_in'])} | {_pct(sr['none'])} |")
+    lines.append(f"| response rate | {pct(rr['all'])} | {pct(rr['explicit_cue'])} | {pct(rr['implicit_cue'])} | {pct(rr['chime_in'])} | |")
+    lines.append(f"| silence rate | {pct(sr['all'])} | {pct(sr['explicit_cue'])} | {pct(sr['implicit_cue'])} | {pct(sr['chime_in'])} | {pct(sr['none'])} |")
     lines += [
         "",
-        f"- Noisy-name response rate: {_pct(snap['noisy_name_response_rate'])}",
-        f"- Loose recall: {_pct(snap['loose_recall']['responded'])} of responded cases, {_pct(snap['loose_recall']['end_to_end'])} end to end",
-        f"- Strict recall: {_pct(snap['strict_recall']['responded'])} of responded cases, {_pct(snap['strict_recall']['end_to_end'])} end to end",
-        "- Attribution: " + ", ".join(f"{a} {_pct(snap['attribution'][a])}" for a in ATTRIBUTIONS),
-        f"- Private items leaked: {_pct(snap['private_leak_rate'])} of spoken responses",
+        f"- Noisy-name response rate: {pct(snap['noisy_name_response_rate'])}",
+        f"- Loose recall: {pct(snap['loose_recall']['responded'])} of responded cases, {pct(snap['loose_recall']['end_to_end'])} end to end",
+        f"- Strict recall: {pct(snap['strict_recall']['responded'])} of responded cases, {pct(snap['strict_recall']['end_to_end'])} end to end",
+        "- Attribution: " + ", ".join(f"{a} {pct(snap['attribution'][a])}" for a in ATTRIBUTIONS),
+        f"- Private items leaked: {pct(snap['private_leak_rate'])} of spoken responses",
         f"- Response length: {snap['response_words']['mean']:.1f} words on average",
-        f"- Meeting-level correctness: {_pct(snap['meeting_correctness'])}",
+        f"- Meeting-level correctness: {pct(snap['meeting_correctness'])}",
         f"- Decision latency: p50 {snap['latency_ms']['p50']:.3f} ms, p95 {snap['latency_ms']['p95']:.3f} ms, p99 {snap['latency_ms']['p99']:.3f} ms",
         f"- Throughput: {snap['cases_per_second']:.0f} cases/s",
     ]
@@ -69,7 +70,7 @@ def markdown(report: dict) -> str:
             "## Stream replay",
             "",
             f"- {st['principals']} principals, {st['decisions']} decisions",
-            f"- Speak precision {_pct(st['speak_precision'])}, speak recall {_pct(st['speak_recall'])}",
+            f"- Speak precision {pct(st['speak_precision'])}, speak recall {pct(st['speak_recall'])}",
             f"- {st['speaks_per_hour']:.1f} speaks per meeting hour (the principals really took the floor {st['floor_turns_per_hour']:.1f} times an hour)",
             f"- Latency p50 {st['latency_ms']['p50']:.3f} ms, p99 {st['latency_ms']['p99']:.3f} ms",
         ]
@@ -80,7 +81,8 @@ def plots(report: dict, out: Path) -> list[Path]:
     written = []
     fig, ax = plt.subplots(figsize=(4.5, 4.5))
     ax.scatter([PAPER_GPT4O["silence_rate"]], [PAPER_GPT4O["response_rate"]], marker="s", color="grey", label="GPT-4o (paper)")
-    ax.scatter([report["silence_rate"]["all"]], [report["response_rate"]["all"]], color="tab:blue", label=report["engine"])
+    if report["silence_rate"]["all"] is not None and report["response_rate"]["all"] is not None:
+        ax.scatter([report["silence_rate"]["all"]], [report["response_rate"]["all"]], color="tab:blue", label=report["engine"])
     ax.set_xlim(0, 1.02)
     ax.set_ylim(0, 1.02)
     ax.set_xlabel("silence rate")
@@ -95,7 +97,10 @@ def plots(report: dict, out: Path) -> list[Path]:
 
     fig, (a1, a2) = plt.subplots(1, 2, figsize=(9, 3.8))
     keys = ["loose responded", "loose e2e", "strict responded", "strict e2e"]
-    vals = [report["loose_recall"]["responded"], report["loose_recall"]["end_to_end"], report["strict_recall"]["responded"], report["strict_recall"]["end_to_end"]]
+    vals = [
+        report[kind][part] or 0.0
+        for kind, part in (("loose_recall", "responded"), ("loose_recall", "end_to_end"), ("strict_recall", "responded"), ("strict_recall", "end_to_end"))
+    ]
     a1.bar(keys, vals, color="tab:blue")
     a1.set_ylim(0, 1)
     a1.set_title("Recall")
