@@ -51,7 +51,6 @@ class MeetingState:
     utterances: list[Utterance] = field(default_factory=list)
     recent: deque[Turn] = field(init=False)
     """The last substantive turns, newest last."""
-    turns_by_speaker: Counter[str] = field(default_factory=Counter)
     last_turn_index: dict[str, int] = field(default_factory=dict)
     """Index (into `utterances`) of each speaker's last substantive turn."""
     replies: Counter[tuple[str, str]] = field(default_factory=Counter)
@@ -76,7 +75,6 @@ class MeetingState:
         if previous is not None and previous != utterance.speaker:
             self.replies[(previous, utterance.speaker)] += 1
         self.recent.append(Turn(utterance, index))
-        self.turns_by_speaker[utterance.speaker] += 1
         self.last_turn_index[utterance.speaker] = index
         self.said.setdefault(utterance.speaker, []).append(index)
 
@@ -94,10 +92,6 @@ class MeetingState:
 
     def __len__(self) -> int:
         return len(self.utterances)
-
-    def window(self, n: int) -> list[Utterance]:
-        """The last `n` utterances, backchannels included."""
-        return self.utterances[-n:]
 
     def recent_speakers(self, n: int) -> list[str]:
         """Speakers of the last `n` substantive turns, newest first, without repeats."""

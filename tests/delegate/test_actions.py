@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from delegate.actions import ActionBook, ActionExtractor, Extractor, UnknownAction, action_type, find_due
+from delegate.actions import ActionBook, ActionExtractor, UnknownAction, action_type, find_due
 from delegate.meeting import MeetingState
 from delegate.models import ProposedAction, Utterance
 
@@ -184,10 +184,6 @@ def test_action_book_alone() -> None:
     assert a.for_principal and a.offer
     assert book.apply_feedback(a.id, True).status == "approved"
     assert [e.event for e in book.events] == ["proposed", "approved"]
-
-
-def test_extractor_satisfies_the_protocol() -> None:
-    assert isinstance(ActionExtractor(), Extractor)
 
 
 @pytest.mark.parametrize(("description", "kind"), [
