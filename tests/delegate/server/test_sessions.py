@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import asyncio
+import json
 from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
 
 import pytest
 
 from delegate.meeting import MeetingState
-from delegate.models import Decision, Profile, ProposedAction, Scenario
+from delegate.models import BackgroundItem, Decision, Profile, ProposedAction, Scenario
 from delegate.server.metrics import Metrics
 from delegate.server.protocol import (
     Ack,
@@ -354,3 +355,21 @@ async def test_a_failing_extractor_costs_neither_the_utterance_nor_its_decision(
         await settle(session)
     assert [type(f) for f in conn.frames] == [Ack, DecisionMessage]
     assert len(session.state) == 1 and session.actions == {}
+
+
+async def test_the_audit_log_never_holds_a_private_item(store: SQLiteStore) -> None:
+    secret = "I am interviewing at another company next week."
+    principal = ALICE.model_copy(
+        update={"background": [*ALICE.background, BackgroundItem(context="When staffing comes up", information=secret, shareable=False)]}
+    )
+    session = MeetingSession(
+        "p", MeetingSpec(principal=principal, attendees=["Bob"]), NamedEngine(), store, Metrics(),
+        owner="anonymous", max_text_chars=1000,
+    )
+    async with session:
+        await session.handle(utt(0, "Alice, are you staying on the team next quarter?"), Recorder())
+        await settle(session)
+    events = read_events(store.path, "p")
+    created = next(e for e in events if e.kind == AuditKind.meeting_created)
+    assert created.payload["private_items"] == 1
+    assert all(secret not in json.dumps(e.payload) for e in events)
