@@ -71,6 +71,10 @@ UNKNOWN_SPEAKER = "unknown"
 """Speaker of transcribed utterances when the client does not say whose audio it sends."""
 
 
+LONG_TEXT_CHARS = 2000
+"""Turns longer than this have their action items extracted in a worker thread."""
+
+
 class MeetingSession:
     """Feeds the meeting state, runs the engine after each utterance, records everything before telling.
 
@@ -400,7 +404,13 @@ class MeetingSession:
     async def _extract_actions(self, utterance_id: int) -> None:
         assert self._extractor is not None
         try:
-            found = self._extractor.observe(self.state)
+            last = self.state.last
+            if last is not None and len(last.text) > LONG_TEXT_CHARS:
+                # A very long turn can take the extractor a noticeable time: off the loop, so other
+                # meetings go on. The inbound lock is held, so the state does not change meanwhile.
+                found = await asyncio.to_thread(self._extractor.observe, self.state)
+            else:
+                found = self._extractor.observe(self.state)
         except Exception:
             # Actions are a side line: a failing extractor must not cost the utterance, already acked.
             self._log.exception("actions_failed", utterance_id=utterance_id)

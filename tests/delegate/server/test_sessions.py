@@ -373,3 +373,18 @@ async def test_the_audit_log_never_holds_a_private_item(store: SQLiteStore) -> N
     created = next(e for e in events if e.kind == AuditKind.meeting_created)
     assert created.payload["private_items"] == 1
     assert all(secret not in json.dumps(e.payload) for e in events)
+
+
+async def test_a_long_turn_is_extracted_off_the_loop_with_the_same_result(store: SQLiteStore) -> None:
+    extractor = PromiseExtractor()
+    session = MeetingSession(
+        "long", MeetingSpec(principal=ALICE, attendees=["Bob"]), NamedEngine(), store, Metrics(),
+        owner="anonymous", max_text_chars=20_000, actions=extractor,
+    )
+    long_turn = "Some background on the budget. " * 80 + "I'll send the numbers to Alice."
+    conn = Recorder()
+    async with session:
+        await session.handle(utt(0, long_turn), conn)
+        await settle(session)
+    assert list(session.actions) == ["a0"]
+    assert [f.action.id for f in conn.frames if isinstance(f, ActionMessage)] == ["a0"]
