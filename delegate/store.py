@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import queue
 import sqlite3
@@ -212,7 +213,9 @@ class SQLiteStore:
                 self._writer.execute("ROLLBACK")
             results = [e] * len(batch)
         for (_, _, loop, future), result in zip(batch, results, strict=True):
-            loop.call_soon_threadsafe(_resolve, future, result)
+            # A caller whose event loop has closed is gone; the writer serves the others.
+            with contextlib.suppress(RuntimeError):
+                loop.call_soon_threadsafe(_resolve, future, result)
 
 
 def _resolve(future: asyncio.Future[int], result: int | BaseException) -> None:
