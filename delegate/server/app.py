@@ -101,7 +101,10 @@ class _Engines:
                     engine = await asyncio.to_thread(build_engine, name, self._settings)
                 except ValueError as e:
                     raise ProtocolError(ErrorCode.bad_engine, str(e)) from e
-                await _warm_up(engine)
+                if name == "local":
+                    # An LLM engine is not warmed: that would be a real call, up to its timeout, while
+                    # the first meeting waits; its embedded part loads its model when built.
+                    await _warm_up(engine)
                 self._built[name] = engine
             return self._built[name]
 
