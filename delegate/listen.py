@@ -12,10 +12,9 @@ from delegate.config import Settings
 from delegate.engines import build_engine
 from delegate.engines.base import Engine
 from delegate.meeting import MeetingState
-from delegate.models import Decision, Profile, Utterance
+from delegate.models import UNKNOWN_SPEAKER, Decision, Profile, Utterance
 
 _CHUNK_BYTES = SAMPLE_RATE // 10 * 2  # 100 ms, as a live client would send it
-UNKNOWN_SPEAKER = "unknown"
 
 
 def run_listen(

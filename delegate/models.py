@@ -17,6 +17,10 @@ class Scenario(StrEnum):
     none = "none"
 
 
+UNKNOWN_SPEAKER = "unknown"
+"""The speaker label of transcribed audio whose speaker the client did not name."""
+
+
 class Utterance(BaseModel):
     """One speaker turn of the meeting, typed or transcribed."""
 

@@ -17,7 +17,7 @@ import structlog
 from delegate.actions import Extractor, Refiner
 from delegate.engines.base import Engine
 from delegate.meeting import MeetingState
-from delegate.models import Decision, Profile, ProposedAction, Utterance
+from delegate.models import UNKNOWN_SPEAKER, Decision, Profile, ProposedAction, Utterance
 from delegate.server.metrics import Metrics
 from delegate.server.protocol import (
     MEETING_ID,
@@ -67,7 +67,6 @@ class TranscriberFactory(Protocol):
     async def __call__(self, sample_rate: int, names: list[str]) -> Transcriber: ...
 
 
-UNKNOWN_SPEAKER = "unknown"
 """Speaker of transcribed utterances when the client does not say whose audio it sends."""
 
 
