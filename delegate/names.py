@@ -19,7 +19,7 @@ from rapidfuzz.distance import JaroWinkler
 from rapidfuzz.fuzz import ratio
 
 from delegate.models import Profile
-from delegate.text import clean
+from delegate.text import CACHED_TEXT_CHARS, clean
 
 
 class Reference(StrEnum):
@@ -240,7 +240,12 @@ def find(text: str, person: Profile, others: frozenset[str] = frozenset()) -> Na
     `others` are lower-case name words of the other attendees: a word that is someone else's name is
     never taken for a garbled form of this person's.
     """
-    forms = forms_of(person)
+    if len(text) > CACHED_TEXT_CHARS:
+        return _find(text, forms_of(person), others)
+    return _find_cached(text, forms_of(person), others)
+
+
+def _find(text: str, forms: NameForms, others: frozenset[str]) -> NameHit:
     toks = _tokenize(clean(text))
     best = ABSENT
     lower = [t.lower() for t in toks]
@@ -272,6 +277,10 @@ def find(text: str, person: Profile, others: frozenset[str] = frozenset()) -> Na
         if hit is not None and _rank(hit) > _rank(best):
             best = hit
     return best
+
+
+# Every session of a meeting asks the same question of the same utterance for each attendee.
+_find_cached = lru_cache(maxsize=8192)(_find)
 
 
 def _rank(hit: NameHit) -> tuple[int, float]:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import lru_cache
 
 import numpy as np
 
@@ -47,23 +48,42 @@ def pair_score(query: str | Query, target: str) -> float:
     return EMBEDDING_WEIGHT * max(0.0, min(1.0, cos)) + OVERLAP_WEIGHT * word_overlap(q.words, target_words)
 
 
+@lru_cache(maxsize=1024)
+def _targets(texts: tuple[str, ...]) -> tuple[np.ndarray, tuple[frozenset[str], ...]]:
+    """A profile's texts as one matrix of embeddings and their content words (computed once per profile)."""
+    matrix = np.stack([embedding(t) for t in texts]) if texts else np.zeros((0, 1), dtype=np.float32)
+    return matrix, tuple(content_words(t) for t in texts)
+
+
+def _scores(query: str | Query, texts: tuple[str, ...]) -> list[float]:
+    """`pair_score(query, t)` for every t, with one matrix product."""
+    q = query if isinstance(query, Query) else Query(embedding(query), content_words(query))
+    if not texts or not q.words:
+        return [0.0] * len(texts)
+    matrix, words = _targets(texts)
+    cos = np.clip(matrix @ q.vector, 0.0, 1.0)
+    return [
+        EMBEDDING_WEIGHT * float(c) + OVERLAP_WEIGHT * word_overlap(q.words, w) if w else 0.0
+        for c, w in zip(cos, words, strict=True)
+    ]
+
+
 def rank_background(query: str | Query, profile: Profile, shareable_only: bool = True) -> list[Match]:
     """Background items by how well they answer `query`, best first.
 
     An item is scored on its `context` (when it applies) and its `information` (what it says); the
     better of the two counts, with the context weighted up since it is written as the cue for the item.
     """
-    out = []
-    for k, item in enumerate(profile.background):
-        if shareable_only and not item.shareable:
-            continue
-        score = max(1.1 * pair_score(query, item.context), pair_score(query, item.information))
-        out.append(Match("background", k, min(score, 1.0)))
+    items = [(k, b) for k, b in enumerate(profile.background) if b.shareable or not shareable_only]
+    contexts = _scores(query, tuple(b.context for _, b in items))
+    infos = _scores(query, tuple(b.information for _, b in items))
+    out = [Match("background", k, min(max(1.1 * c, i), 1.0)) for (k, _), c, i in zip(items, contexts, infos, strict=True)]
     return sorted(out, key=lambda m: m.score, reverse=True)
 
 
 def rank_intents(query: str | Query, profile: Profile) -> list[Match]:
-    out = [Match("intent", k, pair_score(query, intent)) for k, intent in enumerate(profile.intents)]
+    scores = _scores(query, tuple(profile.intents))
+    out = [Match("intent", k, score) for k, score in enumerate(scores)]
     return sorted(out, key=lambda m: m.score, reverse=True)
 
 
