@@ -70,6 +70,8 @@ def embedding(text: str) -> np.ndarray:
     """The unit-length embedding of `text` (cached: texts are compared many times); zeros for blank text."""
     vec = _cache.get(text)
     if vec is None:
+        if not text.strip():
+            return _ZERO
         vec = _embed_one(text)
         _store(text, vec)
     return vec
