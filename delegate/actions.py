@@ -121,22 +121,28 @@ _GENERIC_YOU = re.compile(r"\b(usual(ly)?|typical(ly)?|normal(ly)?|general(ly)?|
 _CONDITION = re.compile(r"\b(if|whether|unless)\b", re.I)
 _AGENDA_VERBS = frozenset({"start", "starting", "begin", "continue", "move", "go", "finish", "stop", "wrap", "close"})
 _DONE = re.compile(r"\b(already|just (sent|did|shared|wrote|e-?mailed|uploaded)|yesterday|last (week|time))\b", re.I)
+_CLAUSE_BREAK = re.compile(r"\s[-–—]\s|[,;]\s*(?:and\s+|but\s+|so\s+)?(?:I|we|he|she|they)\b|\b(?:but|because|since)\b", re.I)
 _NEGATED = re.compile(r"^\s*(not|n't|never|no longer)\b", re.I)
 _HEDGE = re.compile(r"\b(maybe|perhaps|probably|possibly|might|i think|i guess|i don't know|not sure)\b", re.I)
 
 _FILLERS = re.compile(
-    r"<[^>]*>|\b(uh|um|uhm|ehm|eh|er|erm|hm|hmm|mm|mhm|you know|I mean|kind of|sort of)\b[,.]?\s*", re.I
+    r"<[^>]*>|\b(uh|um|uhm|ehm|eh|er|erm|hm|hmm|mm|mhm|(?<!let )you know|I mean|kind of|sort of)\b[,.]?\s*", re.I
 )
 _SPACE = re.compile(r"\s+")
 _SENTENCE = re.compile(r"[^.?!…]+(?:[.?!…]+|$)")
 _MENTION = re.compile(r"\[(PERSON\d+)\]")
 _APOS = "['’]"
+_ASKED_BY = re.compile(
+    rf"\b(?:I|we)\s*(?:was|were|am|are|have been|{_APOS}ve been|{_APOS}m|{_APOS}re|got)\s+(?:\w+\s+)?"
+    rf"(?:asked|requested|told|invited|tasked|nominated|appointed)\s+by\s*$", re.I)
 
 # Words skipped between a trigger and its verb ("I will also probably try to send ..."). Every repetition
 # consumes a word, so the pattern stays linear on runs of commas and fillers.
 _SKIP = (
     r"(?:(?:also|just|then|definitely|certainly|surely|probably|maybe|actually|really|quickly|still|"
-    r"first|again|gladly|immediately|soon|later|please|kindly|now|today|tomorrow|simply|both|all|"
+    r"first|again|gladly|immediately|soon|later|please|kindly|now|today|tomorrow|simply|both|all|directly|"
+    r"personally|hopefully|ideally|eventually|finally|briefly|together|"
+    r"[A-Za-z]+-(?=[\s,])|"  # a false start: "I could also sen-, um, let you know"
     r"try\s+to|try\s+and|be\s+able\s+to|have\s+to|need\s+to|be\s+happy\s+to|be\s+glad\s+to|like\s+to|"
     r"go\s+ahead\s+and|"
     r"uh|um|ehm|eh|so|and)[\s,]+)*"
@@ -150,6 +156,8 @@ Trigger = Literal["self", "self_weak", "we", "we_weak", "let_me", "lets", "reque
 
 _SELF_TRIGGERS = frozenset({"self", "self_weak", "we", "we_weak", "let_me", "lets"})
 _REQUEST_TRIGGERS = frozenset({"request", "please", "you_modal", "assign", "nominate", "everyone", "who", "imperative"})
+_ADDRESSED_TRIGGERS = frozenset({"request", "please", "you_modal", "imperative"})
+"""Requests whose doer is whoever they are spoken to."""
 _TENTATIVE_TRIGGERS = frozenset({"self_weak", "we", "we_weak", "lets"})
 # "send it", "do that today", "draft something" -- but not "write that copy" (a determiner).
 _PRONOUN_OBJECT = re.compile(
@@ -260,6 +268,8 @@ _NOT_VOCATIVE = frozenset({
     "to", "with", "from", "about", "ask", "asked", "email", "e-mail", "mail", "write", "contact", "tell", "told",
     "and", "or", "of", "for", "by", "like", "than", "as", "invite", "remind", "call", "meet", "inform", "cc",
 })
+_DASH = re.compile(r"\s[-–—]+(?:\s|$)")
+"""A dash between words: the speaker breaks off ("write to [PERSON7] to - I already talked with him")."""
 _CLAUSE_END = re.compile(
     r",?\s+\b(because|since|so that|as i said|as you know|which|but|otherwise|don't worry|and yeah|"
     r"and (?:I|we|you|he|she|they|it|then|should|so|maybe)|maybe (?:we|I)|if (?:you|we|I|it))\b",
@@ -453,9 +463,10 @@ def _dedupe_words(text: str) -> str:
 
 
 def _clip_clause(text: str, max_words: int = 22) -> str:
-    m = _CLAUSE_END.search(text)
-    if m and len(text[: m.start()].split()) >= 2:
-        text = text[: m.start()]
+    for pattern in (_CLAUSE_END, _DASH):
+        m = pattern.search(text)
+        if m and len(text[: m.start()].split()) >= 2:
+            text = text[: m.start()]
     words = text.split()
     if len(words) > max_words:
         text = " ".join(words[:max_words])
@@ -490,6 +501,10 @@ def imperative(clause: str, speaker: str, assignees: tuple[str, ...], addressee:
     return text[0].upper() + text[1:] + "."
 
 
+_ANNOUNCEMENT_WORDS = 40
+"""A turn at least this long, with nobody named, speaks to the room: its requests are for everyone."""
+_VOCATIVE_REACH = 4
+"""Sentences back within a turn that a vocative still names who a request is for."""
 _VOCATIVE_OPENERS = frozenset({"so", "ok", "okay", "and", "yes", "yeah", "well", "now", "then", "great"})
 
 
@@ -555,7 +570,7 @@ def _confidence(trigger: Trigger, verb: str, clause: str, sentence: str, due: st
         c -= 0.2  # "usually you have to ...": generic you
     if trigger == "request" and re.search(r"\bwould you\b(?! please| mind)", sentence, re.I):
         c -= 0.1  # "would you propose ...?" asks an opinion more often than work
-    if verb in STRONG_VERBS:
+    if verb in STRONG_VERBS or verb == "let":  # "let" only ever as "let [PERSON11] know": informing someone
         c += 0.15
     if due:
         c += 0.1
@@ -672,29 +687,33 @@ class ActionExtractor:
         `previous` is who the speaker answers; `replying`, whether that turn asked or requested something."""
         text = utterance.text
         out: list[Candidate] = []
-        opening = next(iter(sentences(text)), (0, 0))
+        earlier: list[str] = []  # the turn's sentences before this one
         for start, end in sentences(text):
             sentence = text[start:end]
+            # Where a vocative before this sentence may be: the last few sentences, nearest first, and the opening.
+            context = tuple(earlier[: -_VOCATIVE_REACH - 1: -1]) + tuple(earlier[:1])
             best: Candidate | None = None
             for trigger, pattern in _PATTERNS:
                 for m in _overlapping(pattern, sentence):
-                    cand = self._candidate(utterance, trigger, m, sentence, text[opening[0]:opening[1]], previous,
-                                           attendees or [], replying)
+                    cand = self._candidate(utterance, trigger, m, sentence, context, previous, attendees or [], replying)
                     if cand is not None and (best is None or cand.confidence > best.confidence):
                         best = cand
             if best is not None:
                 out.append(best)
+            earlier.append(sentence)
         return out
 
-    def _addressee(self, sentence: str, opening: str, previous: str | None, speaker: str) -> tuple[str | None, bool]:
-        """Who a request is spoken to, and whether by name: the sentence's vocative, the turn's, else `previous`."""
-        for text in (sentence, opening):
+    def _addressee(self, sentence: str, context: tuple[str, ...], previous: str | None,
+                   speaker: str) -> tuple[str | None, bool]:
+        """Who a request is spoken to, and whether by name: the sentence's vocative, else the nearest one earlier in
+        the turn ("[PERSON15], could you prepare a poll? ... Could you email him tomorrow?"), else `previous`."""
+        for text in (sentence, *context):
             label = self._people.addressed(text, speaker)
             if label is not None:
                 return label, True
         return previous, False
 
-    def _candidate(self, utterance: Utterance, trigger: Trigger, m: re.Match[str], sentence: str, opening: str,
+    def _candidate(self, utterance: Utterance, trigger: Trigger, m: re.Match[str], sentence: str, context: tuple[str, ...],
                    previous: str | None, attendees: list[str], replying: bool) -> Candidate | None:
         verb = m.group("verb").lower()
         if verb not in WORK_VERBS or (trigger == "imperative" and (verb not in STRONG_VERBS or _BASE_FORM.get(verb) != verb)):
@@ -702,7 +721,9 @@ class ActionExtractor:
         clause = sentence[m.start("verb"):]
         if _NEGATED.match(sentence[m.end("verb"):]) or re.search(r"\b(not|n't|never)\s*$", sentence[: m.start("verb")]):
             return None
-        if _IN_MEETING.search(clause) or _INTERRUPTION.search(sentence) or _DONE.search(sentence):
+        # "I already sent it" is done; "I will write to [PERSON7] - I already talked with him" is not.
+        done_scope = sentence[: m.end("verb")] + _CLAUSE_BREAK.split(clause[len(m.group("verb")):], maxsplit=1)[0]
+        if _IN_MEETING.search(clause) or _INTERRUPTION.search(sentence) or _DONE.search(done_scope):
             return None
         if trigger == "please" and _UNOWNED.search(sentence):
             return None  # "could someone please ...": nobody owns it yet
@@ -718,7 +739,11 @@ class ActionExtractor:
         addressee: str | None = None
         if trigger in _SELF_TRIGGERS:
             assignees: tuple[str, ...] = (speaker,)
-            addressee, _ = self._addressee(sentence, opening, previous, speaker)
+            addressee, _ = self._addressee(sentence, context, previous, speaker)
+        elif trigger in {"assign", "nominate"} and _ASKED_BY.search(sentence[: m.start()]):
+            # "I was asked by [PERSON9] to give her talk": the speaker took it on, not the one who asked.
+            trigger = "self"
+            assignees = (speaker,)
         elif trigger in {"assign", "nominate"}:
             who = [self._people.resolve(w) for w in re.split(r"\s*(?:,|\band\b|\bor\b)\s*", m.group("who")) if w.strip()]
             assignees = tuple(dict.fromkeys(w for w in who if w is not None))
@@ -731,11 +756,15 @@ class ActionExtractor:
             # The speaker is on the hook too: they asked everyone and will chase it.
             assignees = tuple(dict.fromkeys([speaker, *attendees]))
         else:
-            target, named = self._addressee(sentence, opening, previous, speaker)
+            target, named = self._addressee(sentence, context, previous, speaker)
             # Nobody to give it to yet: kept (unproposed) for whoever accepts it next.
             assignees = (target,) if target is not None else ()
             addressee = target
         description = imperative(clause, speaker, assignees, addressee, self._people.spoken)
+        if trigger in _ADDRESSED_TRIGGERS and not named and len(utterance.text.split()) >= _ANNOUNCEMENT_WORDS:
+            # "Please enter your achievements into the sheet" in a long turn that names nobody: as much an
+            # announcement to the room as an answer to whoever spoke last. The speaker asked, and chases it.
+            assignees = tuple(dict.fromkeys([*assignees, speaker]))
         if len(content_words(description)) < 2 and not anaphoric:
             return None
         due = find_due(clause)

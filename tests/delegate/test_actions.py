@@ -296,3 +296,58 @@ def test_a_short_bare_imperative_is_a_request_to_the_person_spoken_with() -> Non
     ])
     assert [a.assignees for a in ex.actions] == [["PERSON4"]]
     assert ex.actions[0].description == "Send the standard part early."
+
+
+def test_a_vocative_earlier_in_the_turn_names_who_a_later_request_is_for() -> None:
+    ex, emitted, _ = replay([
+        ("PERSON20", "I think so."),
+        ("PERSON10", "Yeah. So [PERSON15], could you prepare an internal poll? So that we reduce the number of dates. "
+                     "And then everybody fills it in. Could you email the options to [PERSON5] tomorrow?"),
+    ])
+    email = [a for a in ex.actions if a.action_type == "send_email"]
+    assert [a.assignees for a in email] == [["PERSON15"]]
+
+
+def test_asked_by_someone_to_do_it_falls_to_the_speaker() -> None:
+    ex, emitted, _ = replay([
+        ("PERSON2", "Any news?"),
+        ("PERSON14", "I've agreed, I was asked by [PERSON9] to give the presentation on the pipeline on Monday."),
+    ])
+    [action] = ex.actions
+    assert action.assignees == ["PERSON14"]
+    assert action.description.startswith("Give the presentation on the pipeline")
+
+
+def test_done_in_a_later_clause_does_not_cancel_the_commitment() -> None:
+    ex, emitted, _ = replay([
+        ("PERSON3", "We need external reviewers for the book."),
+        ("PERSON12", "I will write to [PERSON7] about the reviewers - I already talked with him."),
+    ])
+    [action] = ex.actions
+    assert action.assignees == ["PERSON12"]
+    assert action.description == "Write to [PERSON7] about the reviewers."
+
+
+def test_false_starts_and_adverbs_between_trigger_and_verb_are_skipped() -> None:
+    ex = ActionExtractor()
+    u = Utterance(id=1, speaker="PERSON12", text="Yeah, I could also sen-, um, let you know when the survey section is finished.")
+    [cand] = ex.candidates(u, "PERSON11")
+    assert cand.description == "Let [PERSON11] know when the survey section is finished."
+    u = Utterance(id=2, speaker="PERSON9", text="Maybe we can directly schedule a meeting for tomorrow.")
+    [cand] = ex.candidates(u, "PERSON14")
+    assert cand.description == "Schedule a meeting for tomorrow."
+
+
+def test_an_unnamed_request_in_a_long_turn_is_also_the_speakers_to_chase() -> None:
+    long_turn = ("Okay, so that is the reviewing, good. Then report and dissemination, that is another important "
+                 "thing, this report has to be written by the coordinators but everybody contributes their data to it. "
+                 "So please make sure to enter your dissemination activities into the continuous reporting table.")
+    ex, emitted, _ = replay([("PERSON22", "It is in the other doc."), ("PERSON10", long_turn)])
+    [action] = ex.actions
+    assert set(action.assignees) == {"PERSON22", "PERSON10"}
+    assert "[PERSON10]" not in action.description
+    # A short answer to the last speaker stays theirs alone.
+    ex, emitted, _ = replay([("PERSON22", "It is in the other doc."),
+                             ("PERSON10", "Please enter your dissemination activities into the reporting table.")])
+    [action] = ex.actions
+    assert action.assignees == ["PERSON22"]
