@@ -43,7 +43,7 @@ from delegate.meeting import MeetingState
 from delegate.models import ActionStatus, ActionType, Profile, ProposedAction, Utterance
 from delegate.names import Reference, find
 from delegate.similarity import similarity, warm_up
-from delegate.text import content_words
+from delegate.text import content_words, tokens
 
 # --- vocabulary -----------------------------------------------------------------------------------
 
@@ -147,6 +147,8 @@ _SKIP = (
     r"go\s+ahead\s+and|"
     r"uh|um|ehm|eh|so|and)[\s,]+)*"
 )
+# An adverb between subject and modal: "we actually need to book", "I also will send".
+_ADV = r"(?:(?:actually|really|also|just|still|definitely|certainly|probably|then|all|both|surely)\s+)?"
 _VERB = r"(?P<verb>[A-Za-z][A-Za-z-]*)"
 # A mask or a capitalised name, case-sensitive even inside IGNORECASE patterns (else every word is a name).
 _NAME = r"(?-i:\[PERSON\d+\]|\b[A-Z][a-zà-ÿ]+(?:\s[A-Z][a-zà-ÿ]+)?)"
@@ -176,16 +178,16 @@ _BASE: dict[Trigger, float] = {
 
 _PATTERNS: list[tuple[Trigger, re.Pattern[str]]] = [
     ("self", re.compile(
-        rf"\bI\s*(?:will|{_APOS}ll|shall|am going to|{_APOS}m going to|am gonna|{_APOS}m gonna|"
+        rf"\bI\s*{_ADV}(?:will|{_APOS}ll|shall|am going to|{_APOS}m going to|am gonna|{_APOS}m gonna|"
         rf"will try to|{_APOS}ll try to|am planning to|{_APOS}m planning to|was planning to|plan to|"
         rf"promise to|{_APOS}m happy to|am happy to|{_APOS}m going to try to|expect to|hope to|intend to|aim to)[\s,]+{_SKIP}{_VERB}", re.I)),
     ("self_weak", re.compile(
-        rf"\bI\s*(?:can|could|should|would|{_APOS}d|need to|have to|must|want to|would like to|{_APOS}d like to|"
+        rf"\bI\s*{_ADV}(?:can|could|should|would|{_APOS}d|need to|have to|must|want to|would like to|{_APOS}d like to|"
         rf"may)[\s,]+{_SKIP}{_VERB}", re.I)),
     ("we", re.compile(
-        rf"\bwe\s*(?:will|{_APOS}ll|shall|are going to|{_APOS}re going to|are gonna|{_APOS}re gonna)[\s,]+{_SKIP}{_VERB}",
+        rf"\bwe\s*{_ADV}(?:will|{_APOS}ll|shall|are going to|{_APOS}re going to|are gonna|{_APOS}re gonna)[\s,]+{_SKIP}{_VERB}",
         re.I)),
-    ("we_weak", re.compile(rf"\bwe\s*(?:should|need to|have to|must|can|could)[\s,]+{_SKIP}{_VERB}", re.I)),
+    ("we_weak", re.compile(rf"\bwe\s*{_ADV}(?:should|need to|have to|must|can|could)[\s,]+{_SKIP}{_VERB}", re.I)),
     ("let_me", re.compile(rf"\blet me[\s,]+{_SKIP}{_VERB}", re.I)),
     ("lets", re.compile(rf"\blet{_APOS}?s[\s,]+{_SKIP}{_VERB}", re.I)),
     ("request", re.compile(
@@ -220,6 +222,14 @@ _ACCEPT = re.compile(
     rf"I(?:{_APOS}ll| will) try|(?:I|we) (?:will|can|shall)(?=\s*[.!]?\s*$))\b",
     re.I,
 )
+# "Would do that.", "I can do it." after one's own "maybe we should ...?" in the same turn.
+_SELF_ACCEPT = re.compile(
+    rf"^\W*(?:(?:yes|yeah|ok|okay|so|and|sure)\W+)*(?:I\s*)?(?:would|will|can|could|{_APOS}ll|{_APOS}d)\s+"
+    rf"(?:(?:gladly|happily|also)\s+)?(?:do|take|handle|prepare)\s+(?:that|it|this)\W*$", re.I)
+# "[PERSON7] is responsible for that": someone named owns the work just mentioned.
+_OWNER = re.compile(
+    rf"(?P<who>{_NAME})\s+(?:is|will be|would be)\s+(?:the one\s+)?(?:responsible for|in charge of|taking care of|"
+    rf"going to (?:take care of|handle|do))\s+(?:that|this|it)\b", re.I)
 _ASKS = re.compile(r"\?|\b(can you|could you|would you|will you|please|who can|who could|who will)\b", re.I)
 
 _MONTH = r"(?:january|february|march|april|may|june|july|august|september|october|november|december)"
@@ -429,6 +439,17 @@ def _overlapping(pattern: re.Pattern[str], text: str) -> Iterable[re.Match[str]]
 def _anaphoric(clause: str) -> bool:
     """The work is named only by a pronoun: "do it", "send it to him", "draft something"."""
     return bool(_PRONOUN_OBJECT.match(clause))
+
+
+_PERSON_PRONOUNS = frozenset({"him", "her"})
+_VAGUE = frozenset({"today", "tomorrow", "tonight", "soon", "later", "according", "whenever", "anyway", "again",
+                    "first", "somehow", "asap", "possible", "afterward", "afterwards", "meantime", "too", "either"})
+"""Stems that say when or how, not what: a description made of a verb and these names no work."""
+
+
+def _informative(description: str) -> frozenset[str]:
+    """The words that say what the work is; "him"/"her" count (a person to write to or call is a detail)."""
+    return (content_words(description) - _VAGUE) | (_PERSON_PRONOUNS & set(tokens(description)))
 
 
 def find_due(text: str) -> str | None:
@@ -700,6 +721,22 @@ class ActionExtractor:
                         best = cand
             if best is not None:
                 out.append(best)
+            elif out and out[-1].trigger in _TENTATIVE_TRIGGERS and _SELF_ACCEPT.match(sentence):
+                # "Maybe we should first create a template? Would do that.": the speaker takes their own proposal.
+                out[-1] = out[-1].model_copy(update={
+                    "trigger": "self", "confidence": max(out[-1].confidence, 0.45) + 0.25, "accepted": True})
+            elif (owner := _OWNER.search(sentence)) is not None:
+                # "We need to book a Zoom slot. And I think [PERSON7] is responsible for that."
+                label = self._people.resolve(owner.group("who"))
+                prior = out[-1] if out else next(
+                    (c for c in reversed(self._recent) if utterance.id - c.utterance_id <= 2 and not c.anaphoric), None)
+                if label is not None and prior is not None:
+                    out.append(prior.model_copy(update={
+                        "utterance_id": utterance.id, "speaker": utterance.speaker, "trigger": "assign",
+                        "assignees": (label,), "confidence": max(prior.confidence, 0.45) + 0.2, "accepted": True,
+                        "antecedent_excerpt": prior.excerpt}))
+                    if prior in out[:-1]:
+                        out.remove(prior)
             earlier.append(sentence)
         return out
 
@@ -738,6 +775,8 @@ class ActionExtractor:
         named = False
         addressee: str | None = None
         if trigger in _SELF_TRIGGERS:
+            if mask(speaker) in clause:
+                return None  # "I have to ask [PERSON3]" said by PERSON3: a mislabelled turn or mask, not an action
             assignees: tuple[str, ...] = (speaker,)
             addressee, _ = self._addressee(sentence, context, previous, speaker)
         elif trigger in {"assign", "nominate"} and _ASKED_BY.search(sentence[: m.start()]):
@@ -765,7 +804,7 @@ class ActionExtractor:
             # "Please enter your achievements into the sheet" in a long turn that names nobody: as much an
             # announcement to the room as an answer to whoever spoke last. The speaker asked, and chases it.
             assignees = tuple(dict.fromkeys([*assignees, speaker]))
-        if len(content_words(description)) < 2 and not anaphoric:
+        if len(_informative(description)) < 2 and not anaphoric:  # "Register today.", "Schedule accordingly."
             return None
         due = find_due(clause)
         confidence = _confidence(trigger, verb, clause, sentence, due, named, sentence[: m.start()], replying)
@@ -797,7 +836,8 @@ class ActionExtractor:
         prior = self._antecedent(cand.speaker, cand.utterance_id, horizon=4)
         if prior is None:
             # "I'll do it today" with nothing to point at: the principal could not tell what it is.
-            return cand.model_copy(update={"confidence": cand.confidence - 0.15})
+            vague = len(_informative(cand.description)) < 2  # "Test it whenever.": nothing but the verb
+            return cand.model_copy(update={"confidence": cand.confidence - (0.3 if vague else 0.15)})
         description = prior.description
         return cand.model_copy(update={
             "description": description,

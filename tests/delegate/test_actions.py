@@ -351,3 +351,34 @@ def test_an_unnamed_request_in_a_long_turn_is_also_the_speakers_to_chase() -> No
                              ("PERSON10", "Please enter your dissemination activities into the reporting table.")])
     [action] = ex.actions
     assert action.assignees == ["PERSON22"]
+
+
+def test_own_proposal_taken_on_in_the_same_turn() -> None:
+    ex, emitted, _ = replay([
+        ("PERSON10", "You could use the dates as folder names."),
+        ("PERSON3", "We still don't have a format. Actually maybe we should first create a template for the output "
+                    "files? Would do that."),
+    ])
+    [action] = ex.actions
+    assert action.assignees == ["PERSON3"]
+    assert action.description.startswith("Create a template for the output files")
+
+
+def test_someone_named_responsible_for_the_work_just_mentioned_owns_it() -> None:
+    ex, emitted, _ = replay([
+        ("PERSON9", "Zoom worked fine today."),
+        ("PERSON10", "So we actually need to book a Zoom meeting slot. And I think [PERSON7] is responsible for that."),
+    ])
+    [action] = ex.actions
+    assert action.assignees == ["PERSON7"]
+    assert action.description == "Book a Zoom meeting slot."
+
+
+@pytest.mark.parametrize(("speaker", "text"), [
+    ("PERSON3", "OK. So I will try to register today."),
+    ("PERSON1", "I will schedule accordingly."),
+    ("PERSON3", "But I have to ask [PERSON3] about the forms."),
+])
+def test_vague_or_self_addressed_commitments_are_not_proposed(speaker: str, text: str) -> None:
+    ex, emitted, _ = replay([("PERSON12", "What about the conference?"), (speaker, text)])
+    assert ex.actions == []
