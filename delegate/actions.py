@@ -4,20 +4,26 @@ The embedded extractor reads one final utterance at a time and proposes `Propose
 
 - a *commitment* ("I will send you the link by Friday"): the speaker is the assignee;
 - a *request* ("[PERSON5], could you prepare a poll?", "Marcus, can you write it up?", "please e-mail
-  [PERSON14]"): the addressee is the assignee — a vocative name or mask (`delegate.names`), else the
-  person the speaker was answering;
-- an *assignment* ("[PERSON5] and [PERSON11] should select the video", "everybody please fill the table"):
-  the named people, or everyone with the speaker;
+  [PERSON14]"): the addressee is the assignee — a vocative name or mask (`delegate.names`) in the sentence
+  or a few sentences earlier in the turn, else the person the speaker was answering; a request that names
+  nobody inside a long turn (an announcement to the room) is the speaker's too, who asked and chases it;
+- an *assignment* ("[PERSON5] and [PERSON11] should select the video", "everybody please fill the table",
+  "we need to book a slot. [PERSON7] is responsible for that"): the named people, or everyone with the
+  speaker; "I was asked by [PERSON9] to give the talk" is the speaker's;
 - an *acceptance* ("Sure, I can do it.", "Will do.") or an *anaphoric commitment* ("Yeah, I'll draft
   something by Wednesday") right after a request, a "who can ...?" or one's own "we can ...": the
-  speaker takes that work over, with its description and any new due date.
+  speaker takes that work over, with its description and any new due date; so does "Would do that." after
+  one's own "maybe we should ...?" in the same turn.
 
 Only future work counts: a clause is an action when a commitment/request trigger is followed by a work
 verb ("send", "review", "set up", ...), not a meeting-room verb ("see", "explain", "share my screen"),
-and not negated, conditional or reported as done ("I already sent it"). Each candidate gets a
-confidence from its trigger and cues (a verb naming a deliverable, a due date, a named addressee, an
-answer to a question, hedges); only candidates at or above `threshold` are proposed, which keeps the
-rate near what a person will review live (about a dozen an hour on real project meetings).
+and not negated, conditional or reported as done ("I already sent it"; only the clause itself counts, not
+"... - I already talked with him" after it). A description naming no work beyond its verb ("Register
+today.", "Schedule accordingly.") is dropped. Each candidate gets a confidence from its trigger and cues (a
+verb naming a deliverable, a due date, a named addressee, an answer to a question, hedges; less for ongoing
+activity such as "work with", broken-off clauses and a plain "get"); only candidates at or above `threshold`
+are proposed, which keeps the rate near what a person will review live (about a dozen an hour, 14 on the
+ELITR dev meetings).
 
 A candidate that restates an open action (overlapping assignees, similar description, within a
 bounded window) updates it instead of proposing it twice; the update is emitted only when a detail
@@ -111,7 +117,7 @@ _WEAK_VERBS = _forms("do", "make", "get", "give", "take", "put", "keep", "let", 
 _IN_MEETING = re.compile(
     r"\b((?:share|sharing|see|show|showing|stop)\w*(?: \w+){0,2} screen|screen ?shar\w*|hear me|hear you|see me|mute|unmute|microphone|camera|the chat|in the chat|"
     r"(?:open|show|share|go through) the agenda|next point|next item|slide|go back|scroll|zoom in|share my|"
-    r"wait a (second|moment|minute)|a second|a moment|a minute|right now|now$|"
+    r"wait a (second|moment|minute)|a second|a moment|a minute|right now|now$|at the moment|"
     r"ask (you|everybody|everyone|all of you) (now|to (say|tell|introduce|present|explain|report)))\b",
     re.I,
 )
@@ -441,6 +447,9 @@ def _anaphoric(clause: str) -> bool:
     return bool(_PRONOUN_OBJECT.match(clause))
 
 
+_ONGOING_VERBS = frozenset({"work", "start", "do"})
+_DANGLING = re.compile(r"\b(?:if|to|and|or|the|a|an|with|for|of|that|whether)\W*$", re.I)
+_GET_WORK = re.compile(r"\S+\s+(?:back|in touch|started|ready|done|finished|feedback|access|approval)\b", re.I)
 _PERSON_PRONOUNS = frozenset({"him", "her"})
 _VAGUE = frozenset({"today", "tomorrow", "tonight", "soon", "later", "according", "whenever", "anyway", "again",
                     "first", "somehow", "asap", "possible", "afterward", "afterwards", "meantime", "too", "either"})
@@ -628,7 +637,7 @@ class ActionExtractor:
     """
 
     principal: str | None = None
-    threshold: float = 0.55
+    threshold: float = 0.5
     merge_window: int = 120
     max_open: int = 24
     book: ActionBook = field(init=False)
@@ -810,6 +819,12 @@ class ActionExtractor:
         confidence = _confidence(trigger, verb, clause, sentence, due, named, sentence[: m.start()], replying)
         if trigger == "imperative" and len(utterance.text.split()) > 40:
             confidence -= 0.15  # imperatives inside a long turn mostly narrate steps ("upload the file, run ...")
+        if _DANGLING.search(description):
+            confidence -= 0.1  # "Ask [PERSON9] if.": the clause broke off, what is asked is not said
+        if verb in {"get", "got", "getting"} and not _GET_WORK.match(clause):
+            confidence -= 0.1  # "get enough variance", "get your cursor next to ...": rarely work to do
+        elif _BASE_FORM.get(verb) in _ONGOING_VERBS and not anaphoric:
+            confidence -= 0.1  # "I will work with [PERSON1]", "start the machine", "do a print out": activity, no deliverable
         return Candidate(
             utterance_id=utterance.id, excerpt_utterance_id=utterance.id, speaker=speaker, trigger=trigger,
             assignees=assignees, description=description, excerpt=sentence.strip(),

@@ -382,3 +382,18 @@ def test_someone_named_responsible_for_the_work_just_mentioned_owns_it() -> None
 def test_vague_or_self_addressed_commitments_are_not_proposed(speaker: str, text: str) -> None:
     ex, emitted, _ = replay([("PERSON12", "What about the conference?"), (speaker, text)])
     assert ex.actions == []
+
+
+def test_a_request_for_right_now_is_not_an_action_item() -> None:
+    ex, emitted, _ = replay([("PERSON12", "What about the guidelines?"),
+                             ("PERSON3", "[PERSON5], can you check the annotation guidelines at the moment?")])
+    assert ex.actions == []
+
+
+def test_ongoing_activity_scores_below_a_plan_with_the_same_trigger() -> None:
+    ex = ActionExtractor()
+    [work] = ex.candidates(Utterance(id=1, speaker="PERSON3", text="I will work on the attention sections with [PERSON1]."),
+                           "PERSON12")
+    [plan] = ex.candidates(Utterance(id=2, speaker="PERSON3", text="I will plan the attention sections with [PERSON1]."),
+                           "PERSON12")
+    assert work.confidence < plan.confidence < 1
