@@ -138,6 +138,10 @@ _SPACE = re.compile(r"\s+")
 _SENTENCE = re.compile(r"[^.?!…]+(?:[.?!…]+|$)")
 _MENTION = re.compile(r"\[(PERSON\d+)\]")
 _APOS = "['’]"
+# "If you haven't done so yet, please enter ...": a reminder, not a condition on the work.
+_NOT_YET = re.compile(
+    rf"\bif (?:you|they|we|not)(?:\s+(?:have|haven{_APOS}t|have not|did|didn{_APOS}t|did not|already))*"
+    rf"(?:\s+(?:done|do)\s+(?:so|it|that))?\s+(?:yet|already)\b", re.I)
 _ASKED_BY = re.compile(
     rf"\b(?:I|we)\s*(?:was|were|am|are|have been|{_APOS}ve been|{_APOS}m|{_APOS}re|got)\s+(?:\w+\s+)?"
     rf"(?:asked|requested|told|invited|tasked|nominated|appointed)\s+by\s*$", re.I)
@@ -594,7 +598,7 @@ def _confidence(trigger: Trigger, verb: str, clause: str, sentence: str, due: st
     c = _BASE[trigger]
     if replying and trigger in _SELF_TRIGGERS:
         c += 0.15  # "I can ask them." in answer to "can't we borrow devices?": taking something on
-    if _CONDITION.search(before):
+    if _CONDITION.search(_NOT_YET.sub(" ", before)):
         c -= 0.2  # "if [PERSON11] will write it": a condition, not a commitment
     if trigger == "you_modal" and _GENERIC_YOU.search(sentence):
         c -= 0.2  # "usually you have to ...": generic you

@@ -397,3 +397,13 @@ def test_ongoing_activity_scores_below_a_plan_with_the_same_trigger() -> None:
     [plan] = ex.candidates(Utterance(id=2, speaker="PERSON3", text="I will plan the attention sections with [PERSON1]."),
                            "PERSON12")
     assert work.confidence < plan.confidence < 1
+
+
+def test_if_not_done_yet_is_a_reminder_not_a_condition() -> None:
+    ex = ActionExtractor()
+    text = "So if you haven't done so yet, please make sure to enter your activities into the reporting table."
+    [reminder] = ex.candidates(Utterance(id=1, speaker="PERSON10", text=text), "PERSON22")
+    text = "So if you want, please make sure to enter your activities into the reporting table."
+    [conditional] = ex.candidates(Utterance(id=2, speaker="PERSON10", text=text), "PERSON22")
+    assert reminder.confidence > conditional.confidence
+    assert reminder.confidence >= ex.threshold
