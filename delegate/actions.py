@@ -125,6 +125,7 @@ _INTERRUPTION = re.compile(r"\b(just a (second|moment|minute)|one (second|moment
 _UNOWNED = re.compile(r"\b(someone|somebody|anyone|anybody)\b", re.I)
 _GENERIC_YOU = re.compile(r"\b(usual(ly)?|typical(ly)?|normal(ly)?|general(ly)?|in principle|the reason)\b", re.I)
 _CONDITION = re.compile(r"\b(if|whether|unless)\b", re.I)
+_SUBORDINATE = re.compile(r"\b(?:so that|in order that|which|where)\W*(?:(?:at least|then|also)\W+)*$", re.I)
 _AGENDA_VERBS = frozenset({"start", "starting", "begin", "continue", "move", "go", "finish", "stop", "wrap", "close"})
 _DONE = re.compile(r"\b(already|just (sent|did|shared|wrote|e-?mailed|uploaded)|yesterday|last (week|time))\b", re.I)
 _CLAUSE_BREAK = re.compile(r"\s[-–—]\s|[,;]\s*(?:and\s+|but\s+|so\s+)?(?:I|we|he|she|they)\b|\b(?:but|because|since)\b", re.I)
@@ -600,6 +601,8 @@ def _confidence(trigger: Trigger, verb: str, clause: str, sentence: str, due: st
         c += 0.15  # "I can ask them." in answer to "can't we borrow devices?": taking something on
     if _CONDITION.search(_NOT_YET.sub(" ", before)):
         c -= 0.2  # "if [PERSON11] will write it": a condition, not a commitment
+    elif trigger in _SELF_TRIGGERS and _SUBORDINATE.search(before):
+        c -= 0.2  # "so that I should be able to prepare ...", "a service where I can send ...": not a commitment
     if trigger == "you_modal" and _GENERIC_YOU.search(sentence):
         c -= 0.2  # "usually you have to ...": generic you
     if trigger == "request" and re.search(r"\bwould you\b(?! please| mind)", sentence, re.I):

@@ -407,3 +407,12 @@ def test_if_not_done_yet_is_a_reminder_not_a_condition() -> None:
     [conditional] = ex.candidates(Utterance(id=2, speaker="PERSON10", text=text), "PERSON22")
     assert reminder.confidence > conditional.confidence
     assert reminder.confidence >= ex.threshold
+
+
+@pytest.mark.parametrize("text", [
+    "So that at least I should be able to prepare the call link for all the participants.",
+    "There is a university service where I can send big attachments to the partners.",
+])
+def test_a_commitment_inside_a_purpose_or_relative_clause_is_not_proposed(text: str) -> None:
+    ex, emitted, _ = replay([("PERSON10", "It seems fine too."), ("PERSON9", text)])
+    assert ex.actions == []
