@@ -816,7 +816,7 @@ class ActionExtractor:
             assignees = (target,) if target is not None else ()
             addressee = target
         description = imperative(clause, speaker, assignees, addressee, self._people.spoken)
-        if trigger in _ADDRESSED_TRIGGERS and not named and len(utterance.text.split()) >= _ANNOUNCEMENT_WORDS:
+        if trigger in _ADDRESSED_TRIGGERS and assignees and not named and len(utterance.text.split()) >= _ANNOUNCEMENT_WORDS:
             # "Please enter your achievements into the sheet" in a long turn that names nobody: as much an
             # announcement to the room as an answer to whoever spoke last. The speaker asked, and chases it.
             assignees = tuple(dict.fromkeys([*assignees, speaker]))
