@@ -644,7 +644,7 @@ class ActionExtractor:
     """
 
     principal: str | None = None
-    threshold: float = 0.5
+    threshold: float = 0.55
     merge_window: int = 120
     max_open: int = 24
     book: ActionBook = field(init=False)
