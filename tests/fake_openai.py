@@ -19,6 +19,8 @@ import uvicorn
 from fastapi import FastAPI, Request
 from fastapi.responses import JSONResponse
 
+from delegate.config import Settings
+
 
 @dataclass(frozen=True)
 class Reply:
@@ -133,3 +135,16 @@ def closed_port_url() -> str:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
     return f"http://127.0.0.1:{port}/v1"
+
+
+def scripted_settings(base_url: str, **overrides: Any) -> Settings:
+    """Settings pointing the real `openai` client at a scripted server (1 s budget, one retry by default)."""
+    values: dict[str, Any] = {
+        "llm_base_url": base_url,
+        "llm_api_key": "test-key",
+        "llm_model": "scripted-model",
+        "llm_timeout_s": 1.0,
+        "llm_retries": 1,
+    }
+    values.update(overrides)
+    return Settings(**values)

@@ -114,14 +114,12 @@ class Join(_Message):
         )
 
 
-class UtteranceIn(_Message):
+class UtteranceIn(Utterance):
+    """An `Utterance` on the wire: the same fields and limits, plus the message `type`."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
     type: Literal["utterance"]
-    id: int = Field(ge=0)
-    speaker: str = Field(min_length=1, max_length=200)
-    text: str
-    start: float | None = Field(default=None, ge=0)
-    end: float | None = Field(default=None, ge=0)
-    final: bool = True
 
     def utterance(self) -> Utterance:
         return Utterance(id=self.id, speaker=self.speaker, text=self.text, start=self.start, end=self.end)

@@ -61,51 +61,23 @@ def test_short_run_against_a_server_it_starts(meeting_file: Path, tmp_path: Path
     assert 20 < figures["server_rss_mb"] < 4096
 
 
-def test_run_against_a_given_loopback_url(meeting_file: Path, tmp_path: Path) -> None:
+def run_against_server_with_token(meeting_file: Path, tmp_path: Path, token: str):  # noqa: ANN201 - a LoadReport
+    """Two meetings for a second against a live server that accepts only the token `t0k`."""
     live = start_server(Settings(db_path=tmp_path / "audit.sqlite", api_tokens="t0k", log_level="warning"))
     try:
-        report = main(
-            [
-                "--meetings",
-                "2",
-                "--rate",
-                "4",
-                "--duration",
-                "1",
-                "--url",
-                live.url,
-                "--token",
-                "t0k",
-                "--data",
-                str(meeting_file),
-            ]
-        )
+        args = ["--meetings", "2", "--rate", "4", "--duration", "1", "--url", live.url, "--token", token]
+        return main([*args, "--data", str(meeting_file)])
     finally:
         live.stop()
+
+
+def test_run_against_a_given_loopback_url(meeting_file: Path, tmp_path: Path) -> None:
+    report = run_against_server_with_token(meeting_file, tmp_path, "t0k")
     assert report.errors == 0 and report.decisions >= 6
 
 
 def test_a_wrong_token_counts_as_errors(meeting_file: Path, tmp_path: Path) -> None:
-    live = start_server(Settings(db_path=tmp_path / "audit.sqlite", api_tokens="t0k", log_level="warning"))
-    try:
-        report = main(
-            [
-                "--meetings",
-                "2",
-                "--rate",
-                "4",
-                "--duration",
-                "1",
-                "--url",
-                live.url,
-                "--token",
-                "nope",
-                "--data",
-                str(meeting_file),
-            ]
-        )
-    finally:
-        live.stop()
+    report = run_against_server_with_token(meeting_file, tmp_path, "nope")
     assert report.errors == 2 and report.decisions == 0
 
 

@@ -16,7 +16,7 @@ from delegate.config import Settings
 from delegate.engines.llm import make_client
 from delegate.meeting import MeetingState
 from delegate.models import ProposedAction, Utterance
-from tests.fake_openai import Reply, ScriptedOpenAI
+from tests.fake_openai import Reply, ScriptedOpenAI, scripted_settings
 
 # Anna asks "you" for a poll right after PERSON3 spoke, so the embedded extractor gives it to PERSON3;
 # the Doodle account two turns back says it is PERSON2's (the principal's).
@@ -64,15 +64,7 @@ def server() -> Iterator[ScriptedOpenAI]:
 
 
 def settings_for(server: ScriptedOpenAI, **overrides: Any) -> Settings:
-    values: dict[str, Any] = {
-        "llm_base_url": server.base_url,
-        "llm_api_key": "test-key",
-        "llm_model": "scripted-model",
-        "llm_timeout_s": TIMEOUT_S,
-        "llm_retries": 0,
-    }
-    values.update(overrides)
-    return Settings(**values)
+    return scripted_settings(server.base_url, **({"llm_timeout_s": TIMEOUT_S, "llm_retries": 0} | overrides))
 
 
 @pytest.fixture

@@ -15,7 +15,7 @@ from delegate.engines.llm import LLMEngine
 from delegate.engines.local import LocalEngine
 from delegate.meeting import MeetingState
 from delegate.models import BackgroundItem, Decision, Profile, Scenario, Utterance
-from tests.fake_openai import ScriptedOpenAI, closed_port_url
+from tests.fake_openai import ScriptedOpenAI, closed_port_url, scripted_settings
 
 PRINCIPAL = Profile(
     name="Sirui Zhao",
@@ -80,17 +80,6 @@ def server() -> Iterator[ScriptedOpenAI]:
         yield s
 
 
-def settings_for(base_url: str, **overrides: object) -> Settings:
-    values: dict[str, object] = {
-        "llm_base_url": base_url,
-        "llm_api_key": "k",
-        "llm_timeout_s": 1.0,
-        "llm_retries": 1,
-    }
-    values.update(overrides)
-    return Settings(**values)
-
-
 # Every speaking decision goes to the LLM here, so the timeline's clear name cues reach it too.
 SURE_FROM = 1.01
 
@@ -133,7 +122,7 @@ async def test_the_llm_hears_only_candidate_utterances(server: ScriptedOpenAI) -
     assert 0 < len(candidates) < len(TIMELINE) / 2
     assert 8 in candidates  # "Sirui, is the parser rewrite done?"
 
-    engine = hybrid_for(settings_for(server.base_url))
+    engine = hybrid_for(scripted_settings(server.base_url))
     decisions = await replay(engine)
 
     assert [last_line(p) for p in server.prompts] == [
@@ -159,7 +148,7 @@ async def test_the_llm_hears_only_candidate_utterances(server: ScriptedOpenAI) -
 
 async def test_a_dead_endpoint_leaves_the_gate_decisions(server: ScriptedOpenAI) -> None:
     gate = await gate_decisions()
-    engine = hybrid_for(settings_for(closed_port_url(), llm_timeout_s=0.3))
+    engine = hybrid_for(scripted_settings(closed_port_url(), llm_timeout_s=0.3))
     t0 = time.perf_counter()
     decisions = await replay(engine)
     elapsed = time.perf_counter() - t0
@@ -177,7 +166,7 @@ async def test_a_dead_endpoint_leaves_the_gate_decisions(server: ScriptedOpenAI)
 
 
 def test_build_engine_by_name(monkeypatch: pytest.MonkeyPatch) -> None:
-    settings = settings_for("http://127.0.0.1:9/v1")
+    settings = scripted_settings("http://127.0.0.1:9/v1")
     assert build_engine("llm", settings).name == "llm"
     hybrid = build_engine("hybrid", settings)
     assert isinstance(hybrid, HybridEngine) and hybrid.name == "hybrid"
@@ -188,7 +177,7 @@ def test_build_engine_by_name(monkeypatch: pytest.MonkeyPatch) -> None:
 async def test_confident_speech_stands_without_a_call(server: ScriptedOpenAI) -> None:
     server.reset(answer_when_named)
     local = LocalEngine()
-    engine = HybridEngine(local, LLMEngine(settings_for(server.base_url), fallback=local))
+    engine = HybridEngine(local, LLMEngine(scripted_settings(server.base_url), fallback=local))
     gate = await gate_decisions()
     decisions = await replay(engine)
     sure = [g for g in gate if g.spoke and g.confidence >= 0.8]

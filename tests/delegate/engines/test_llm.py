@@ -14,7 +14,7 @@ from delegate.engines.local import LocalEngine
 from delegate.meeting import MeetingState
 from delegate.models import BackgroundItem, Profile, Scenario, Utterance
 from delegate.prompts import approx_tokens
-from tests.fake_openai import Reply, ScriptedOpenAI, closed_port_url
+from tests.fake_openai import Reply, ScriptedOpenAI, closed_port_url, scripted_settings
 
 SECRET = "Negotiating a raise to 95000 with Petra Kowalczyk before the reorganisation"
 
@@ -75,18 +75,6 @@ def server() -> Iterator[ScriptedOpenAI]:
         yield s
 
 
-def settings_for(base_url: str, **overrides: object) -> Settings:
-    values: dict[str, object] = {
-        "llm_base_url": base_url,
-        "llm_api_key": "test-key",
-        "llm_model": "scripted-model",
-        "llm_timeout_s": 1.0,
-        "llm_retries": 1,
-    }
-    values.update(overrides)
-    return Settings(**values)
-
-
 async def local_decision(meeting: MeetingState):  # noqa: ANN201 - a Decision
     return await LocalEngine().decide(
         meeting_of([(u.speaker, u.text) for u in meeting.utterances]), PRINCIPAL
@@ -95,7 +83,7 @@ async def local_decision(meeting: MeetingState):  # noqa: ANN201 - a Decision
 
 async def test_correct_decision_comes_from_the_llm(server: ScriptedOpenAI) -> None:
     server.reset(answer_when_named)
-    engine = LLMEngine(settings_for(server.base_url), fallback=LocalEngine())
+    engine = LLMEngine(scripted_settings(server.base_url), fallback=LocalEngine())
     decision = await engine.decide(meeting_of(TIMELINE), PRINCIPAL)
 
     assert decision.engine == "llm"
@@ -112,7 +100,7 @@ async def test_correct_decision_comes_from_the_llm(server: ScriptedOpenAI) -> No
 
 async def test_silence_from_the_llm(server: ScriptedOpenAI) -> None:
     server.reset(answer_when_named)
-    engine = LLMEngine(settings_for(server.base_url), fallback=LocalEngine())
+    engine = LLMEngine(scripted_settings(server.base_url), fallback=LocalEngine())
     decision = await engine.decide(meeting_of(TIMELINE[:4]), PRINCIPAL)
     assert not decision.spoke
     assert decision.scenario is Scenario.none
@@ -134,7 +122,7 @@ async def test_bad_answers_fall_back_to_the_embedded_engine(
     server: ScriptedOpenAI, reply: Reply, kind: str
 ) -> None:
     server.reset(lambda prompt: reply)
-    engine = LLMEngine(settings_for(server.base_url, llm_retries=2), fallback=LocalEngine())
+    engine = LLMEngine(scripted_settings(server.base_url, llm_retries=2), fallback=LocalEngine())
     meeting = meeting_of(TIMELINE)
     decision = await engine.decide(meeting, PRINCIPAL)
     expected = await local_decision(meeting)
@@ -153,7 +141,7 @@ async def test_bad_answers_fall_back_to_the_embedded_engine(
 
 async def test_speech_without_a_scenario_borrows_the_fallbacks(server: ScriptedOpenAI) -> None:
     server.reset(lambda prompt: engage("I'll be away on Friday.", scenario="none"))
-    engine = LLMEngine(settings_for(server.base_url), fallback=LocalEngine())
+    engine = LLMEngine(scripted_settings(server.base_url), fallback=LocalEngine())
     meeting = meeting_of(TIMELINE)
     decision = await engine.decide(meeting, PRINCIPAL)
     assert decision.speak == "I'll be away on Friday."
@@ -163,7 +151,7 @@ async def test_speech_without_a_scenario_borrows_the_fallbacks(server: ScriptedO
 
 async def test_client_errors_are_not_retried(server: ScriptedOpenAI) -> None:
     server.reset(lambda prompt: Reply(status=400))
-    engine = LLMEngine(settings_for(server.base_url, llm_retries=3), fallback=LocalEngine())
+    engine = LLMEngine(scripted_settings(server.base_url, llm_retries=3), fallback=LocalEngine())
     decision = await engine.decide(meeting_of(TIMELINE), PRINCIPAL)
     assert decision.reason.startswith("llm fallback (http_error)")
     assert engine.requests == 1
@@ -173,7 +161,7 @@ async def test_client_errors_are_not_retried(server: ScriptedOpenAI) -> None:
 async def test_a_retry_recovers_from_one_failure(server: ScriptedOpenAI) -> None:
     answers = iter([Reply(status=500), Reply(content=engage("I'm away on Friday only."))])
     server.reset(lambda prompt: next(answers))
-    engine = LLMEngine(settings_for(server.base_url, llm_retries=1), fallback=LocalEngine())
+    engine = LLMEngine(scripted_settings(server.base_url, llm_retries=1), fallback=LocalEngine())
     decision = await engine.decide(meeting_of(TIMELINE), PRINCIPAL)
     assert decision.speak == "I'm away on Friday only."
     assert (engine.requests, engine.fallbacks) == (2, 0)
@@ -183,7 +171,7 @@ async def test_a_retry_recovers_from_one_failure(server: ScriptedOpenAI) -> None
 async def test_a_slow_answer_falls_back_within_the_budget(server: ScriptedOpenAI) -> None:
     server.reset(lambda prompt: Reply(content=engage("Too late."), delay_s=3.0))
     engine = LLMEngine(
-        settings_for(server.base_url, llm_timeout_s=0.4, llm_retries=2), fallback=LocalEngine()
+        scripted_settings(server.base_url, llm_timeout_s=0.4, llm_retries=2), fallback=LocalEngine()
     )
     meeting = meeting_of(TIMELINE)
 
@@ -201,7 +189,7 @@ async def test_a_slow_answer_falls_back_within_the_budget(server: ScriptedOpenAI
 
 async def test_a_dead_endpoint_loses_no_decision() -> None:
     engine = LLMEngine(
-        settings_for(closed_port_url(), llm_timeout_s=0.5, llm_retries=2), fallback=LocalEngine()
+        scripted_settings(closed_port_url(), llm_timeout_s=0.5, llm_retries=2), fallback=LocalEngine()
     )
     meeting = meeting_of([])
     for i, (speaker, text) in enumerate(TIMELINE):
@@ -218,7 +206,7 @@ async def test_a_dead_endpoint_loses_no_decision() -> None:
 
 async def test_the_prompt_carries_the_profile_but_no_private_item(server: ScriptedOpenAI) -> None:
     server.reset(answer_when_named)
-    engine = LLMEngine(settings_for(server.base_url), fallback=LocalEngine())
+    engine = LLMEngine(scripted_settings(server.base_url), fallback=LocalEngine())
     await engine.decide(meeting_of(TIMELINE), PRINCIPAL)
     prompt = server.prompts[0]
 
@@ -235,7 +223,7 @@ async def test_the_prompt_carries_the_profile_but_no_private_item(server: Script
 
 async def test_speech_that_leaks_a_private_item_is_dropped(server: ScriptedOpenAI) -> None:
     server.reset(lambda prompt: engage("Honestly I'm busy negotiating my raise to 95000 with Petra."))
-    engine = LLMEngine(settings_for(server.base_url), fallback=LocalEngine())
+    engine = LLMEngine(scripted_settings(server.base_url), fallback=LocalEngine())
     meeting = meeting_of(TIMELINE)
     decision = await engine.decide(meeting, PRINCIPAL)
     assert decision.reason.startswith("llm fallback (private_leak)")
@@ -258,7 +246,7 @@ async def test_the_transcript_window_fits_the_token_budget(server: ScriptedOpenA
         for i in range(400)
     ]
     long_meeting.append(("PERSON3", "Sirui, are you travelling next week?"))
-    settings = settings_for(server.base_url, llm_context_tokens=1500)
+    settings = scripted_settings(server.base_url, llm_context_tokens=1500)
     engine = LLMEngine(settings, fallback=LocalEngine())
     decision = await engine.decide(meeting_of(long_meeting), PRINCIPAL)
     prompt = server.prompts[0]
