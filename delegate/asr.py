@@ -9,7 +9,9 @@ growing utterance give partials. Two choices keep this well under real time on t
 - the encoder sees the utterance plus 2 s of padding instead of Whisper's fixed 30 s window
   (CTranslate2 accepts shorter inputs): ~4x faster per decode, for a per-turn WER of 8.3% instead
   of 6.9% with beam 5 on our fixtures;
-- every decode of the process runs on one worker thread, so meetings queue instead of thrashing.
+- every decode of the process goes through one queue and one worker thread (delegate.asr_queue), so
+  meetings queue instead of thrashing: finals first, several streams' finals in one batched call, and
+  partials only when there is room (they are shed under load; a final never is).
 """
 
 from __future__ import annotations
@@ -18,10 +20,12 @@ import asyncio
 import functools
 import importlib.resources
 import threading
-from collections.abc import Iterable
-from concurrent.futures import ThreadPoolExecutor
+from collections import deque
+from collections.abc import Callable, Iterable, Sequence
+from concurrent.futures import Future
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 import av
 import numpy as np
@@ -32,6 +36,9 @@ from faster_whisper.vad import get_vad_model
 from pydantic import BaseModel, ConfigDict
 
 from delegate.config import Settings
+
+if TYPE_CHECKING:
+    from delegate.asr_queue import DecodeListener, DecodeQueue
 
 SAMPLE_RATE = 16_000
 MIN_SAMPLE_RATE = 8_000
@@ -68,7 +75,13 @@ class Transcriber(Protocol):
         """`feed` off the event loop."""
         ...
 
-    async def aflush(self) -> list[TranscriptEvent]: ...
+    async def aflush(self) -> list[TranscriptEvent]:
+        """`flush`, then `close`."""
+        ...
+
+    def close(self) -> None:
+        """Let the stream go without decoding what is pending (idempotent)."""
+        ...
 
 
 def read_audio(path: str | Path) -> bytes:
@@ -96,8 +109,8 @@ def name_prompt(names: Iterable[str]) -> str | None:
 class SpeechModel:
     """A loaded Whisper model and the VAD, shared by every stream of the process.
 
-    Decodes are serialized on one worker thread: two at once on two cores are each slower than one
-    after the other, and a meeting's final must not wait behind another one's partials for long.
+    Streams decode through `queue` (one worker thread for the process); `transcribe` decodes on the
+    calling thread, for offline use.
     """
 
     def __init__(self, path: str | Path | None = None, threads: int = 2) -> None:
@@ -110,40 +123,87 @@ class SpeechModel:
         )
         self._suppress = list(get_suppressed_tokens(self._tokenizer, [-1]))
         self._vad = get_vad_model()
-        self.executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="asr")
+        # A prompt is padded with this (a comma) before its names, so that prompts of one batch line up.
+        self._filler = self._tokenizer.encode(",")[0]
+        self._queue: DecodeQueue | None = None
+        self._queue_lock = threading.Lock()
+
+    @property
+    def queue(self) -> DecodeQueue:
+        """The process's decode queue on this model (its worker thread starts on first use)."""
+        with self._queue_lock:
+            if self._queue is None:
+                from delegate.asr_queue import DecodeQueue
+
+                self._queue = DecodeQueue(self)
+            return self._queue
 
     def transcribe(self, audio: np.ndarray, *, beam_size: int, hotwords: str | None = None) -> str:
         """Text of one utterance (16 kHz float32, at most 30 s); empty when Whisper hears no speech."""
-        if len(audio) < _VAD_WINDOW:
-            return ""
-        features = self._model.feature_extractor(audio[: _MAX_FRAMES * SAMPLE_RATE // _FRAMES_PER_S])
-        frames = min(_MAX_FRAMES, features.shape[1] + _ENCODER_PAD_FRAMES)
+        return self.transcribe_batch([(audio, hotwords)], beam_size=beam_size)[0]
+
+    def transcribe_batch(
+        self, items: Sequence[tuple[np.ndarray, str | None]], *, beam_size: int
+    ) -> list[str]:
+        """The text of several utterances (audio, names to expect) in one encoder and one decoder call.
+
+        Each is padded to the longest one (plus Whisper's margin), so a batch of similar lengths costs
+        little more than its longest member alone in the decoder, and the sum of its members in the encoder.
+        """
+        texts = [""] * len(items)
+        live = [i for i, (audio, _) in enumerate(items) if len(audio) >= _VAD_WINDOW]
+        if not live:
+            return texts
+        feats = [
+            self._model.feature_extractor(items[i][0][: _MAX_FRAMES * SAMPLE_RATE // _FRAMES_PER_S])
+            for i in live
+        ]
+        frames = min(_MAX_FRAMES, max(f.shape[1] for f in feats) + _ENCODER_PAD_FRAMES)
         frames += frames % 2  # the encoder's strided convolution halves the length
         features = np.ascontiguousarray(
-            np.pad(features, ((0, 0), (0, max(0, frames - features.shape[1]))))[:, :frames]
+            np.stack([np.pad(f, ((0, 0), (0, max(0, frames - f.shape[1]))))[:, :frames] for f in feats])
         )
         encoded = self._model.encode(features)
-        prompt = self._model.get_prompt(self._tokenizer, [], without_timestamps=True, hotwords=hotwords)
+        prompts = self._prompts([items[i][1] for i in live])
         # Speech runs at about 3 tokens a second; the bound stops a repetition loop early.
-        max_new = int(6 * len(audio) / SAMPLE_RATE) + 8
-        result = self._model.model.generate(
+        max_new = int(6 * max(len(items[i][0]) for i in live) / SAMPLE_RATE) + 8
+        results = self._model.model.generate(
             encoded,
-            [prompt],
+            prompts,
             beam_size=beam_size,
             # Greedy decodes of audio cut mid-word tend to loop ("Good morning everyone Good morning ...").
             no_repeat_ngram_size=3 if beam_size == 1 else 0,
-            max_length=min(self._model.max_length, len(prompt) + max_new),
+            max_length=min(self._model.max_length, len(prompts[0]) + max_new),
             suppress_blank=True,
             suppress_tokens=self._suppress,
             return_scores=True,
             return_no_speech_prob=True,
-        )[0]
-        tokens = [t for t in result.sequences_ids[0] if t < self._tokenizer.eot]
-        avg_logprob = result.scores[0] * len(tokens) / (len(tokens) + 1)
-        # Whisper's own rule for "this was not speech": both signals must agree.
-        if result.no_speech_prob > 0.6 and avg_logprob < -1.0:
-            return ""
-        return self._tokenizer.decode(tokens).strip()
+        )
+        for i, result in zip(live, results, strict=True):
+            tokens = [t for t in result.sequences_ids[0] if t < self._tokenizer.eot]
+            avg_logprob = result.scores[0] * len(tokens) / (len(tokens) + 1)
+            # Whisper's own rule for "this was not speech": both signals must agree.
+            if not (result.no_speech_prob > 0.6 and avg_logprob < -1.0):
+                texts[i] = self._tokenizer.decode(tokens).strip()
+        return texts
+
+    def _prompts(self, hotwords: list[str | None]) -> list[list[int]]:
+        """Decoder prompts, names first; CTranslate2 wants <|startoftranscript|> at one position in a batch."""
+        prompts = [
+            self._model.get_prompt(self._tokenizer, [], without_timestamps=True, hotwords=h) for h in hotwords
+        ]
+        if len(prompts) == 1:
+            return prompts
+        sot = self._tokenizer.sot_sequence[0]
+        at = max(p.index(sot) for p in prompts)
+        lined: list[list[int]] = []
+        for p in prompts:
+            pad = at - p.index(sot)
+            if pad and p[0] != self._tokenizer.sot_prev:
+                lined.append([self._tokenizer.sot_prev] + [self._filler] * (pad - 1) + p)
+            else:
+                lined.append(p[:1] + [self._filler] * pad + p[1:])
+        return lined
 
     def speech_probs(
         self, windows: np.ndarray, state: tuple[np.ndarray, np.ndarray], context: np.ndarray
@@ -173,7 +233,14 @@ def load_speech_model(path: str | None = None, threads: int = 2) -> SpeechModel:
         return _load(path, threads)
 
 
-async def open_stream(settings: Settings, sample_rate: int, names: Iterable[str]) -> StreamingTranscriber:
+async def open_stream(
+    settings: Settings,
+    sample_rate: int,
+    names: Iterable[str],
+    *,
+    listener: DecodeListener | None = None,
+    on_close: Callable[[], None] | None = None,
+) -> StreamingTranscriber:
     """A stream on the process-wide model, which is loaded off the event loop the first time.
 
     Raises ValueError for an unusable sample rate (before any loading), OSError or RuntimeError when
@@ -181,7 +248,14 @@ async def open_stream(settings: Settings, sample_rate: int, names: Iterable[str]
     """
     _check_rate(sample_rate)
     model = await asyncio.to_thread(load_speech_model, settings.asr_model, settings.asr_threads)
-    return StreamingTranscriber(model, sample_rate=sample_rate, names=names, silence_s=settings.asr_silence_s)
+    return StreamingTranscriber(
+        model,
+        sample_rate=sample_rate,
+        names=names,
+        silence_s=settings.asr_silence_s,
+        listener=listener,
+        on_close=on_close,
+    )
 
 
 def _check_rate(sample_rate: int) -> None:
@@ -233,10 +307,23 @@ class _Resampler:
         return np.concatenate([f.to_ndarray().reshape(-1) for f in frames]).astype(np.float32) / 32768.0
 
 
+@dataclass(frozen=True, eq=False)
+class _Cut:
+    """A stretch of the stream to decode: an ended utterance (final) or the growing one (partial)."""
+
+    audio: np.ndarray
+    start: int
+    end: int
+    final: bool
+
+
 class StreamingTranscriber:
     """One audio stream: cuts utterances at silence and transcribes them as they end.
 
-    Not thread-safe; one stream is fed from one task (`afeed` runs `feed` on the model's worker).
+    Not thread-safe; one stream is fed from one task. `feed`/`flush` decode on the calling thread;
+    `afeed`/`aflush` cut on the calling thread (the VAD is cheap) and decode through the model's
+    queue: `afeed` waits for the finals it cut, while a partial it asked for comes out of a later call
+    (or never, when the queue sheds it or the utterance ends first).
     """
 
     def __init__(
@@ -247,8 +334,11 @@ class StreamingTranscriber:
         names: Iterable[str] = (),
         silence_s: float = 0.5,
         partial_every_s: float = 1.0,
+        partial_window_s: float = 10.0,
         max_utterance_s: float = 25.0,
         vad_threshold: float = 0.5,
+        listener: DecodeListener | None = None,
+        on_close: Callable[[], None] | None = None,
     ) -> None:
         _check_rate(sample_rate)
         self.model = model
@@ -256,11 +346,15 @@ class StreamingTranscriber:
         self._resample = _Resampler(sample_rate)
         self._silence = int(silence_s * SAMPLE_RATE)
         self._partial_every = int(partial_every_s * SAMPLE_RATE)
+        # A partial decodes at most the utterance's last seconds: its cost, which a final may wait for, is bounded.
+        self._partial_window = int(partial_window_s * SAMPLE_RATE)
         self._max_utterance = int(min(max_utterance_s, 28.0) * SAMPLE_RATE)
         self._pad = int(0.2 * SAMPLE_RATE)  # audio kept around an utterance: VAD edges are tight
         self._min_speech = int(0.25 * SAMPLE_RATE)  # shorter bursts are clicks and coughs
         self._threshold = vad_threshold
         self._neg_threshold = max(vad_threshold - 0.15, 0.01)
+        self._listener = listener
+        self._on_close = on_close
 
         self._audio = np.zeros(0, dtype=np.float32)
         self._origin = 0  # stream sample index of self._audio[0]
@@ -272,43 +366,102 @@ class StreamingTranscriber:
         self._speech = 0  # speech samples in the current utterance
         self._partial_at = 0
         self._partial_text = ""
+        self._partial_jobs: deque[tuple[_Cut, Future[str | None]]] = deque()  # oldest first
 
     # -- Transcriber -------------------------------------------------------------------------------
 
     def feed(self, pcm: bytes) -> list[TranscriptEvent]:
-        self._append(self._resample(pcm))
-        events = self._run_vad()
-        if self._start is not None and self._vad_pos - self._partial_at >= self._partial_every:
-            events.extend(self._partial())
-        self._trim()
-        return events
+        return self._decode_here(self._cut(self._resample(pcm)))
 
     def flush(self) -> list[TranscriptEvent]:
-        self._append(self._resample.flush())
-        events = self._run_vad()
-        if self._start is not None:
-            events.extend(self._final(self._origin + len(self._audio)))
-        self._trim()
-        return events
+        return self._decode_here(self._cut_end())
 
     async def afeed(self, pcm: bytes) -> list[TranscriptEvent]:
-        return await asyncio.get_running_loop().run_in_executor(self.model.executor, self.feed, pcm)
+        return await self._decode_queued(self._cut(self._resample(pcm)))
 
     async def aflush(self) -> list[TranscriptEvent]:
-        return await asyncio.get_running_loop().run_in_executor(self.model.executor, self.flush)
+        try:
+            return await self._decode_queued(self._cut_end())
+        finally:
+            self.close()
 
-    # -- internals ---------------------------------------------------------------------------------
+    def close(self) -> None:
+        if self._partial_jobs:
+            self.model.queue.drop(self)
+            self._partial_jobs.clear()
+        on_close, self._on_close = self._on_close, None
+        if on_close is not None:
+            on_close()
+
+    # -- decoding ----------------------------------------------------------------------------------
+
+    def _decode_here(self, cuts: list[_Cut]) -> list[TranscriptEvent]:
+        events: list[TranscriptEvent] = []
+        for cut in cuts:
+            text = self.model.transcribe(cut.audio, beam_size=5 if cut.final else 1, hotwords=self.hotwords)
+            events.extend(self._event(cut, text))
+        return events
+
+    async def _decode_queued(self, cuts: list[_Cut]) -> list[TranscriptEvent]:
+        events: list[TranscriptEvent] = []
+        if any(c.final for c in cuts):
+            # The final supersedes the partials asked for before it: one waiting is shed, one running ignored.
+            if self._partial_jobs:
+                self.model.queue.drop(self)
+                self._partial_jobs.clear()
+        else:
+            while self._partial_jobs and self._partial_jobs[0][1].done():
+                cut, future = self._partial_jobs.popleft()
+                events.extend(self._event(cut, future.result()))
+        for cut in cuts:
+            if cut.final:
+                future = self.model.queue.final(self, cut.audio, self.hotwords, self._listener)
+                events.extend(self._event(cut, await asyncio.wrap_future(future)))
+            else:
+                # A newer partial supersedes a waiting one (the queue sheds it, its future says None).
+                future = self.model.queue.partial(self, cut.audio, self.hotwords, self._listener)
+                self._partial_jobs.append((cut, future))
+        return events
+
+    def _event(self, cut: _Cut, text: str | None) -> list[TranscriptEvent]:
+        if not text:
+            return []
+        if not cut.final:
+            if text == self._partial_text:
+                return []
+            self._partial_text = text
+        start, end = cut.start / SAMPLE_RATE, cut.end / SAMPLE_RATE
+        return [TranscriptEvent(text=text, start=start, end=end, final=cut.final)]
+
+    # -- cutting -----------------------------------------------------------------------------------
+
+    def _cut(self, audio: np.ndarray) -> list[_Cut]:
+        self._append(audio)
+        cuts = self._run_vad()
+        if self._start is not None and self._vad_pos - self._partial_at >= self._partial_every:
+            cuts.extend(self._partial())
+        self._trim()
+        return cuts
+
+    def _cut_end(self) -> list[_Cut]:
+        """End of the stream: what is pending becomes a final."""
+        self._append(self._resample.flush())
+        cuts = self._run_vad()
+        if self._start is not None:
+            cuts.extend(self._final(self._origin + len(self._audio)))
+        self._trim()
+        return cuts
 
     def _append(self, audio: np.ndarray) -> None:
         if len(audio):
             self._audio = np.concatenate([self._audio, audio])
 
-    def _run_vad(self) -> list[TranscriptEvent]:
-        events: list[TranscriptEvent] = []
+    def _run_vad(self) -> list[_Cut]:
+        cuts: list[_Cut] = []
         offset = self._vad_pos - self._origin
         n = (len(self._audio) - offset) // _VAD_WINDOW
         if n <= 0:
-            return events
+            return cuts
         windows = self._audio[offset : offset + n * _VAD_WINDOW].reshape(n, _VAD_WINDOW)
         probs, self._vad_state = self.model.speech_probs(windows, self._vad_state, self._vad_context)
         self._vad_context = windows[-1:, -_VAD_CONTEXT:].copy()
@@ -326,7 +479,7 @@ class StreamingTranscriber:
                 self._last_speech = self._vad_pos
                 self._speech += _VAD_WINDOW
                 if self._vad_pos - self._start >= self._max_utterance:
-                    events.extend(self._final(self._vad_pos))
+                    cuts.extend(self._final(self._vad_pos))
                     self._start, self._last_speech, self._speech, self._partial_at = (
                         self._vad_pos,
                         self._vad_pos,
@@ -334,37 +487,25 @@ class StreamingTranscriber:
                         self._vad_pos,
                     )
             elif self._vad_pos - self._last_speech >= self._silence:
-                events.extend(self._final(self._last_speech))
-        return events
+                cuts.extend(self._final(self._last_speech))
+        return cuts
 
-    def _final(self, end: int) -> list[TranscriptEvent]:
-        """Decode the current utterance, ending at stream sample `end`, and start a new one."""
+    def _final(self, end: int) -> list[_Cut]:
+        """The current utterance, ending at stream sample `end`, to decode; a new one starts."""
         assert self._start is not None
         start, speech = self._start, self._speech
         self._start, self._speech, self._partial_text = None, 0, ""
         if speech < self._min_speech:
             return []
-        text = self.model.transcribe(self._slice(start, end), beam_size=5, hotwords=self.hotwords)
-        if not text:
-            return []
-        return [TranscriptEvent(text=text, start=start / SAMPLE_RATE, end=end / SAMPLE_RATE, final=True)]
+        return [_Cut(self._slice(start, end), start, end, final=True)]
 
-    def _partial(self) -> list[TranscriptEvent]:
+    def _partial(self) -> list[_Cut]:
         assert self._start is not None
         self._partial_at = self._vad_pos
         if self._speech < self._min_speech:
             return []
-        text = self.model.transcribe(
-            self._slice(self._start, self._vad_pos), beam_size=1, hotwords=self.hotwords
-        )
-        if not text or text == self._partial_text:
-            return []
-        self._partial_text = text
-        return [
-            TranscriptEvent(
-                text=text, start=self._start / SAMPLE_RATE, end=self._vad_pos / SAMPLE_RATE, final=False
-            )
-        ]
+        start = max(self._start, self._vad_pos - self._partial_window)
+        return [_Cut(self._slice(start, self._vad_pos), start, self._vad_pos, final=False)]
 
     def _slice(self, start: int, end: int) -> np.ndarray:
         lo = max(0, start - self._pad - self._origin)

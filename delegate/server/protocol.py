@@ -10,6 +10,7 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError, model_validator
 
 from delegate.ask import Answer, Audience
+from delegate.extras import missing_extra
 from delegate.models import Decision, Profile, ProposedAction, Utterance, UtteranceId
 
 MEETING_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}")
@@ -27,6 +28,7 @@ class ErrorCode(StrEnum):
     binary_not_supported = "binary_not_supported"
     audio_not_supported = "audio_not_supported"
     bad_audio = "bad_audio"
+    asr_busy = "asr_busy"
     not_joined = "not_joined"
     bad_meeting_id = "bad_meeting_id"
     bad_engine = "bad_engine"
@@ -53,6 +55,10 @@ ERROR_TEXT: dict[ErrorCode, str] = {
     ErrorCode.binary_not_supported: "Binary frames carry audio, and no audio stream is open.",
     ErrorCode.audio_not_supported: "This server cannot transcribe audio; send typed utterances.",
     ErrorCode.bad_audio: "The audio stream cannot be transcribed as declared.",
+    ErrorCode.asr_busy: (
+        "This server transcribes as many audio streams as it can at once; send typed utterances, "
+        "or start audio again later."
+    ),
     ErrorCode.not_joined: "Send `join` first: this meeting does not exist yet.",
     ErrorCode.bad_meeting_id: "Meeting ids are 1-128 letters, digits, `_`, `.`, `:` or `-`.",
     ErrorCode.bad_engine: "No engine of that name.",
@@ -77,6 +83,14 @@ class ProtocolError(Exception):
         self.detail = detail or ERROR_TEXT[code]
         self.utterance_id = utterance_id
         super().__init__(f"{code}: {self.detail}")
+
+
+def unavailable(error: ModuleNotFoundError, code: ErrorCode) -> ProtocolError:
+    """A feature whose extra is not installed: the client is told which one, in one sentence."""
+    missing = missing_extra(error)
+    if missing is None:
+        raise error
+    return ProtocolError(code, f"This server cannot do that: {missing}.")
 
 
 class _Message(BaseModel):

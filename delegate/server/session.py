@@ -156,7 +156,7 @@ class MeetingSession(AudioInput, ActionDesk, Decisions):
             for task in self._refining:
                 task.cancel()
             self.closed = True
-            self._audio = None
+            self._drop_audio()
             await self._audit(kind, reason=reason)
             await self._store.unregister(self.audit_id)  # its private items go with it
             await self._store.release(self.audit_id)
@@ -184,7 +184,7 @@ class MeetingSession(AudioInput, ActionDesk, Decisions):
             if self.closed:
                 return
             self.closed = self.suspended = True
-            self._audio = None
+            self._drop_audio()
             conn, self._conn = self._conn, None
         with contextlib.suppress(Exception):
             await self._store.release(self.audit_id)

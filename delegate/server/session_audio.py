@@ -14,12 +14,13 @@ if TYPE_CHECKING:
 
 
 class TranscriberFactory(Protocol):
-    """Opens a speech-to-text stream (delegate.asr) for one `audio_start`.
+    """Opens a speech-to-text stream (delegate.asr) for one `audio_start` of `meeting`.
 
-    Raises ValueError for an unusable sample rate, OSError or RuntimeError when there is no model.
+    Raises ValueError for an unusable sample rate, OSError or RuntimeError when there is no model,
+    ProtocolError (`asr_busy`) when the server transcribes as many streams as it can.
     """
 
-    async def __call__(self, sample_rate: int, names: list[str]) -> Transcriber: ...
+    async def __call__(self, sample_rate: int, names: list[str], meeting: str) -> Transcriber: ...
 
 
 class AudioInput(SessionBase):
@@ -45,7 +46,7 @@ class AudioInput(SessionBase):
         names = [self.principal.name, *self.principal.aliases]
         names += [self.state.display_name(a) for a in self.state.attendees]
         try:
-            stream = await self._asr(message.sample_rate, names)
+            stream = await self._asr(message.sample_rate, names, self.audit_id)
         except ValueError as e:
             raise ProtocolError(ErrorCode.bad_audio, f"The audio stream cannot be transcribed: {e}.") from e
         except (OSError, RuntimeError) as e:
@@ -59,6 +60,12 @@ class AudioInput(SessionBase):
         stream, self._audio = self._audio, None
         if stream is not None:
             await self._on_transcripts(await stream.aflush())
+
+    def _drop_audio(self) -> None:
+        """The meeting ends or is let go: its stream gives its place up, what it had not decoded is lost."""
+        stream, self._audio = self._audio, None
+        if stream is not None:
+            stream.close()
 
     async def _on_transcripts(self, events: list[TranscriptEvent]) -> None:
         for event in events:

@@ -23,10 +23,11 @@ SIRUI = {
 CHUNK = SAMPLE_RATE // 10 * 2  # 100 ms of 16-bit mono
 
 
-async def stream_pcm(ws: Any, pcm: bytes, realtime: bool = False) -> None:
+async def stream_pcm(ws: Any, pcm: bytes, realtime: bool = False, realtime_s: float = 0.0) -> None:
+    """Send `pcm` in 100 ms chunks: in real time (all of it, or its first `realtime_s`), else at once."""
     for i in range(0, len(pcm), CHUNK):
         await ws.send(pcm[i : i + CHUNK])
-        if realtime:
+        if realtime or i / 2 / SAMPLE_RATE < realtime_s:
             await asyncio.sleep(0.1)
 
 
@@ -46,7 +47,8 @@ async def test_streamed_name_cue_is_transcribed_and_answered(server: LiveServer)
         await join(ws, principal=SIRUI, attendees=["Peter"])
         await send(ws, {"type": "audio_start", "sample_rate": SAMPLE_RATE, "speaker": "Peter"})
         assert (await recv(ws, 30))["of"] == "audio_start"
-        sender = asyncio.create_task(stream_pcm(ws, pcm))
+        # Partials come while audio comes in real time: the first turn is, the rest at once.
+        sender = asyncio.create_task(stream_pcm(ws, pcm, realtime_s=3.0))
         frames = await frames_until(
             ws, lambda f: f["type"] == "decision" and f["decision"]["utterance_id"] == 1
         )
