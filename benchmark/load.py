@@ -211,8 +211,11 @@ async def run_load(
 
 
 @contextlib.contextmanager
-def local_server(engine: str) -> Iterator[tuple[str, str]]:
-    """`python -m delegate serve` on a free loopback port, with a fresh audit database; yields (url, token)."""
+def local_server(engine: str, env: dict[str, str] | None = None) -> Iterator[tuple[str, str]]:
+    """`python -m delegate serve` on a free loopback port, with a fresh audit database; yields (url, token).
+
+    `env`: more environment variables for the server (settings, e.g. `DELEGATE_ASR_MAX_STREAMS`).
+    """
     token = secrets.token_urlsafe(16)
     port = free_port()
     with tempfile.TemporaryDirectory(prefix="delegate-load-") as tmp:
@@ -222,6 +225,7 @@ def local_server(engine: str) -> Iterator[tuple[str, str]]:
             "DELEGATE_API_TOKENS": token,
             "DELEGATE_ENGINE": engine,
             "DELEGATE_LOG_LEVEL": "warning",
+            **(env or {}),
         }
         log_path = Path(tmp) / "server.log"
         with log_path.open("wb") as log:

@@ -165,8 +165,10 @@ class SpeechModel:
         )
         encoded = self._model.encode(features)
         prompts = self._prompts([items[i][1] for i in live])
-        # Speech runs at about 3 tokens a second; the bound stops a repetition loop early.
-        max_new = int(6 * max(len(items[i][0]) for i in live) / SAMPLE_RATE) + 8
+        # Speech runs at about 3 tokens a second; the bound stops a repetition loop early. One call has
+        # one bound, the longest member's; each member's text is cut to its own.
+        bounds = [int(6 * len(items[i][0]) / SAMPLE_RATE) + 8 for i in live]
+        max_new = max(bounds)
         results = self._model.model.generate(
             encoded,
             prompts,
@@ -179,8 +181,8 @@ class SpeechModel:
             return_scores=True,
             return_no_speech_prob=True,
         )
-        for i, result in zip(live, results, strict=True):
-            tokens = [t for t in result.sequences_ids[0] if t < self._tokenizer.eot]
+        for i, bound, result in zip(live, bounds, results, strict=True):
+            tokens = [t for t in result.sequences_ids[0][:bound] if t < self._tokenizer.eot]
             avg_logprob = result.scores[0] * len(tokens) / (len(tokens) + 1)
             # Whisper's own rule for "this was not speech": both signals must agree.
             if not (result.no_speech_prob > 0.6 and avg_logprob < -1.0):

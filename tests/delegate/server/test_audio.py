@@ -102,3 +102,50 @@ async def test_audio_without_the_audio_extra_is_refused_naming_it(server: LiveSe
         assert "pip install 'meeting-delegate[audio]'" in error["detail"]
         await send(ws, {"type": "utterance", "id": 0, "speaker": "Peter", "text": "Sirui, any news?"})
         assert (await recv(ws))["of"] == "utterance"  # the session goes on with typed utterances
+
+
+async def test_audio_past_capacity_gets_asr_busy_and_typed_utterances_still_work(make_server) -> None:
+    import httpx
+
+    live = make_server(asr_max_streams=1)
+    load_speech_model()
+    pcm = read_audio(AUDIO_FIXTURES / "name_cue.wav")
+    async with await open_ws(live, "busy-a") as a, await open_ws(live, "busy-b") as b:
+        await join(a, principal=SIRUI, attendees=["Peter"])
+        await join(b, principal=SIRUI, attendees=["Peter"])
+        await send(a, {"type": "audio_start", "sample_rate": SAMPLE_RATE, "speaker": "Peter"})
+        assert (await recv(a, 30))["of"] == "audio_start"
+        await send(b, {"type": "audio_start", "sample_rate": SAMPLE_RATE})
+        error = await expect_error(b, "asr_busy")
+        assert "at most 1 audio stream" in error["detail"]
+        await b.send(pcm[:CHUNK])
+        await expect_error(b, "binary_not_supported")  # nothing was opened
+        await send(b, {"type": "utterance", "id": 0, "speaker": "Peter", "text": "Sirui, any news on the data collection?"})
+        frames = await frames_until(b, lambda f: f["type"] == "decision")
+        assert "data collection" in frames[-1]["decision"]["speak"]
+        # The meeting that has the place may start its stream again (the new one replaces the old).
+        await send(a, {"type": "audio_start", "sample_rate": SAMPLE_RATE, "speaker": "Peter"})
+        assert (await recv(a, 30))["of"] == "audio_start"
+        async with httpx.AsyncClient(base_url=live.url) as http:
+            metrics = (await http.get("/metrics")).text
+        assert "delegate_asr_streams 1.0" in metrics
+        assert "delegate_asr_capacity 1.0" in metrics
+        assert 'delegate_errors_total{code="asr_busy"} 1.0' in metrics
+
+        # Meeting a streams its cue; its finals are decoded (queue wait measured), then it ends its stream.
+        await stream_pcm(a, pcm, realtime_s=3.0)
+        await send(a, {"type": "audio_end"})
+        frames = await frames_until(a, lambda f: f["type"] == "ack" and f["of"] == "audio_end")
+        assert sum(f["type"] == "transcript" and f["utterance"]["final"] for f in frames) == 2
+        # The place is free again: b's audio is heard now.
+        await send(b, {"type": "audio_start", "sample_rate": SAMPLE_RATE})
+        assert (await recv(b, 30))["of"] == "audio_start"
+        async with httpx.AsyncClient(base_url=live.url) as http:
+            metrics = (await http.get("/metrics")).text
+        assert 'delegate_asr_queue_wait_seconds_count{kind="final"} 2.0' in metrics
+        assert "delegate_asr_partials_shed_total" in metrics
+        # Leaving without audio_end gives the place up too.
+        await send(b, {"type": "leave"})
+        assert (await recv(b))["of"] == "leave"
+    async with httpx.AsyncClient(base_url=live.url) as http:
+        assert "delegate_asr_streams 0.0" in (await http.get("/metrics")).text
