@@ -2,8 +2,7 @@
 
 Every audio stream of the process hands its decodes here (delegate.asr). The worker takes, in order:
 
-1. finals, oldest first, several streams' at once in one batched encoder and decoder call (a lone
-   final is decoded with beam search, a batch greedily: under load throughput comes first);
+1. finals, oldest first, several streams' at once in one batched encoder and decoder call;
 2. a partial, only when no final waits: the one of the stream that has waited longest.
 
 A stream has at most one partial waiting: a newer one, or the stream's final, supersedes it. When a
@@ -22,6 +21,8 @@ from typing import TYPE_CHECKING, Protocol
 
 import numpy as np
 import structlog
+
+from delegate.asr import FINAL_BEAM
 
 if TYPE_CHECKING:
     from delegate.asr import SpeechModel
@@ -60,13 +61,13 @@ class DecodeQueue:
         model: SpeechModel,
         *,
         max_batch: int = 8,
-        final_beam: int = 5,
+        final_beam: int | None = None,
         hold_s: float = 0.25,
         quiet_s: float = 2.0,
     ) -> None:
         self.model = model
         self.max_batch = max_batch
-        self.final_beam = final_beam
+        self.final_beam = FINAL_BEAM if final_beam is None else final_beam
         self.hold_s = hold_s
         """A final that waited longer than this for the worker pauses partials..."""
         self.quiet_s = quiet_s
@@ -168,7 +169,7 @@ class DecodeQueue:
                 if job.listener is not None:
                     job.listener.waited(job.final, now - job.queued)
             final = batch[0].final
-            beam = self.final_beam if final and len(batch) == 1 else 1
+            beam = self.final_beam if final else 1
             try:
                 texts = self.model.transcribe_batch([(j.audio, j.hotwords) for j in batch], beam_size=beam)
             except Exception as e:  # a fault of the model must reach the streams, not end the worker
