@@ -107,6 +107,13 @@ def asr_quality(result: Result, cwd: Path) -> str | None:
     return None if figures["wer"] < 0.3 else f"word error rate {figures['wer']:.2f} on the fixtures"
 
 
+def voice_heard(result: Result, cwd: Path) -> str | None:
+    figures = json.loads((cwd / "voice.json").read_text())
+    if not figures["final_latency_s"]["n"] or figures["finals_lost"]:
+        return f"{figures['finals_lost']} of {figures['turns']} turns got no final transcript"
+    return None
+
+
 AUDIO, LLM = frozenset({"audio"}), frozenset({"llm"})
 
 COMMANDS = [
@@ -120,6 +127,7 @@ COMMANDS = [
     Command(["benchmark.latency", "--sizes", "100,200", "--json", "latency.json"], check=json_has("latency.json", "latency_ms")),
     Command(["benchmark.load", "--meetings", "2", "--rate", "2", "--duration", "3", "--json", "load.json"], check=json_has("load.json")),
     Command(["benchmark.asr", "--json", "asr.json"], AUDIO, asr_quality),
+    Command(["benchmark.voice", "--meetings", "2", "--clips", "name_cue", "--stagger", "1", "--json", "voice.json"], AUDIO, voice_heard),
     Command(["delegate", "listen", str(WAV), "--principal", str(PRINCIPAL)], AUDIO, prints("(delegate) says", "would have spoken 1 time")),
     Command(["delegate", "serve", "--help"], check=prints("--host", "--port")),
     Command(["delegate", "audit", "--help"], check=prints("meeting_id")),

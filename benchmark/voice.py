@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import importlib
 import json
 import os
 import secrets
@@ -448,6 +449,8 @@ def _command(
     if url and not is_loopback(urlsplit(url).hostname or ""):
         typer.echo(f"benchmark.voice: --url must be a loopback address, not {url}", err=True)
         raise typer.Exit(2)
+    # Here, so that without the audio extra this command says which extra to install before any server runs.
+    importlib.import_module("delegate.asr")
     by_name = {c.name: c for c in load_clips(AUDIO_FIXTURES)}
     names = [n.strip() for n in clips.split(",") if n.strip()]
     unknown = [n for n in names if n not in by_name]
