@@ -115,11 +115,19 @@ class SpeechModel:
     calling thread, for offline use.
     """
 
-    def __init__(self, path: str | Path | None = None, threads: int = 2) -> None:
+    def __init__(self, path: str | Path | None = None, threads: int = 2, workers: int = 1) -> None:
         self.path = Path(path) if path else default_model_path()
         if not (self.path / "model.bin").is_file():
             raise FileNotFoundError(f"no CTranslate2 Whisper model in {self.path} (model.bin missing)")
-        self._model = WhisperModel(str(self.path), device="cpu", compute_type="int8", cpu_threads=threads)
+        self.workers = workers
+        """Decodes that run at once (each on `threads // workers` threads): the queue's worker threads."""
+        self._model = WhisperModel(
+            str(self.path),
+            device="cpu",
+            compute_type="int8",
+            cpu_threads=max(1, threads // workers),
+            num_workers=workers,
+        )
         self._tokenizer = Tokenizer(
             self._model.hf_tokenizer, self._model.model.is_multilingual, task="transcribe", language="en"
         )
@@ -227,14 +235,14 @@ _load_lock = threading.Lock()
 
 
 @functools.lru_cache(maxsize=2)
-def _load(path: str | None, threads: int) -> SpeechModel:
-    return SpeechModel(path, threads)
+def _load(path: str | None, threads: int, workers: int) -> SpeechModel:
+    return SpeechModel(path, threads, workers)
 
 
-def load_speech_model(path: str | None = None, threads: int = 2) -> SpeechModel:
+def load_speech_model(path: str | None = None, threads: int = 2, workers: int = 1) -> SpeechModel:
     """The process-wide model for `path` (None: the bundled tiny.en), loaded once on first use."""
     with _load_lock:  # two meetings opening audio at once must not load it twice
-        return _load(path, threads)
+        return _load(path, threads, workers)
 
 
 async def open_stream(
@@ -251,7 +259,9 @@ async def open_stream(
     the model cannot be loaded.
     """
     _check_rate(sample_rate)
-    model = await asyncio.to_thread(load_speech_model, settings.asr_model, settings.asr_threads)
+    model = await asyncio.to_thread(
+        load_speech_model, settings.asr_model, settings.asr_threads, settings.asr_workers
+    )
     return StreamingTranscriber(
         model,
         sample_rate=sample_rate,

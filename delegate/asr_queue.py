@@ -5,6 +5,9 @@ Every audio stream of the process hands its decodes here (delegate.asr). The wor
 1. finals, oldest first, several streams' at once in one batched encoder and decoder call;
 2. a partial, only when no final waits: the one of the stream that has waited longest.
 
+With several workers (the model's `workers`, each decoding on its share of the threads) partials never
+occupy all of them, so a final need not wait for a partial to finish.
+
 A stream has at most one partial waiting: a newer one, or the stream's final, supersedes it. When a
 final had to wait (another decode was running), partials stop for a while and those waiting are shed,
 so that under load partials become fewer, then none. A final is never shed.
@@ -78,9 +81,15 @@ class DecodeQueue:
         self._finals: deque[_Job] = deque()
         self._partials: dict[object, _Job] = {}  # insertion order: the longest waiting first
         self._quiet_until = 0.0
+        workers = max(1, getattr(model, "workers", 1))
+        self._partial_slots = max(1, workers - 1)
+        self._partials_running = 0
         self._cond = threading.Condition()
-        self._thread = threading.Thread(target=self._run, name="asr-decode", daemon=True)
-        self._thread.start()
+        self._threads = [
+            threading.Thread(target=self._run, name=f"asr-decode-{i}", daemon=True) for i in range(workers)
+        ]
+        for thread in self._threads:
+            thread.start()
 
     # -- streams' side -----------------------------------------------------------------------------
 
@@ -92,7 +101,7 @@ class DecodeQueue:
         with self._cond:
             shed = self._partials.pop(key, None)
             self._finals.append(job)
-            self._cond.notify()
+            self._cond.notify_all()
         self._shed([shed])
         return job.future
 
@@ -108,7 +117,7 @@ class DecodeQueue:
             else:
                 shed = [older]
                 self._partials[key] = job
-                self._cond.notify()
+                self._cond.notify_all()
         self._shed(shed)
         return job.future
 
@@ -136,11 +145,12 @@ class DecodeQueue:
                 job.listener.shed()
 
     def _take(self) -> list[_Job]:
-        """The next batch (under the lock): finals if any, else one partial."""
-        while not self._finals and not self._partials:
+        """The next batch (under the lock): finals if any, else one partial if a worker may take it."""
+        while not self._finals and not (self._partials and self._partials_running < self._partial_slots):
             self._cond.wait()
         if not self._finals:
             key = next(iter(self._partials))
+            self._partials_running += 1
             return [self._partials.pop(key)]
         batch = [self._finals.popleft()]
         # Members are padded to the longest: leave one much longer than the rest for the next batch.
@@ -177,6 +187,11 @@ class DecodeQueue:
                 for job in batch:
                     job.future.set_exception(e)
                 continue
+            finally:
+                if not final:
+                    with self._cond:
+                        self._partials_running -= 1
+                        self._cond.notify_all()
             with self._cond:
                 self.batches += 1
                 self.finals_decoded += len(batch) if final else 0

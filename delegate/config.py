@@ -80,6 +80,9 @@ class Settings(BaseSettings):
     asr_threads: int = Field(default=2, ge=1)
     """CPU threads of one speech-recognition call; calls from all meetings run one at a time (several
     meetings' finals in one batched call)."""
+    asr_workers: int = Field(default=1, ge=1)
+    """Speech decodes that run at once, each on `asr_threads / asr_workers` threads; with more than one,
+    one of them is kept for finals (partials never take them all)."""
     asr_max_streams: int = Field(default=8, ge=1)
     """Audio streams one process transcribes at once; one more `audio_start` gets `asr_busy`. The default
     is what two cores keep in real time with final transcripts p95 < 1.5 s (`python -m benchmark.voice`)."""

@@ -115,3 +115,36 @@ def test_a_newer_partial_supersedes_the_waiting_one_and_the_final_supersedes_bot
     assert final.result(timeout=60)
     assert busy.result(timeout=60)
     assert recorder.shed_count == 2
+
+
+def test_with_two_workers_partials_leave_one_free_for_finals(turns):
+    """Decodes are counted as they run on a real two-worker model: partials never run two at once."""
+    model = load_speech_model(workers=2)
+    running = {"partial": 0, "final": 0}
+    most = {"partial": 0, "final": 0, "both": 0}
+    lock = threading.Lock()
+    decode = model.transcribe_batch
+
+    def counted(items, *, beam_size):
+        kind = "final" if len(items) > 1 or any(a is final_audio for a, _ in items) else "partial"
+        with lock:
+            running[kind] += 1
+            most[kind] = max(most[kind], running[kind])
+            most["both"] = max(most["both"], running["partial"] + running["final"])
+        try:
+            return decode(items, beam_size=beam_size)
+        finally:
+            with lock:
+                running[kind] -= 1
+
+    final_audio = turns[4][0]
+    model.transcribe_batch = counted  # type: ignore[method-assign]
+    queue = DecodeQueue(model, quiet_s=0.0)
+    recorder = Recorder()
+    partials = [queue.partial(f"s{k}", turns[k][0], None, recorder) for k in range(4)]
+    assert recorder.any_started.wait(10)
+    final = queue.final("s9", final_audio, turns[4][1], recorder)
+    assert final.result(timeout=60)
+    wait(partials, timeout=60)
+    assert most["partial"] == 1
+    assert most["both"] == 2, "the final ran beside a partial instead of after it"
