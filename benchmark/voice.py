@@ -442,6 +442,9 @@ def _command(
     max_streams: int = typer.Option(
         None, "--max-streams", min=1, help="DELEGATE_ASR_MAX_STREAMS of the server started (default: its own)."
     ),
+    workers: int = typer.Option(
+        None, "--workers", min=1, help="DELEGATE_ASR_WORKERS of the server started (default: its own)."
+    ),
     url: str = typer.Option(None, "--url", help="A running server (loopback only), e.g. http://127.0.0.1:8000."),
     token: str = typer.Option("", "--token", help="Bearer token for --url."),
     json_out: Path = typer.Option(None, "--json", help="Write the figures to this file."),
@@ -462,6 +465,8 @@ def _command(
         report = asyncio.run(run_voice(url, token, selected, meetings, stagger))
     else:
         env = {"DELEGATE_ASR_MAX_STREAMS": str(max_streams)} if max_streams else {}
+        if workers:
+            env["DELEGATE_ASR_WORKERS"] = str(workers)
         with local_server("local", env=env) as (server, key):
             report = asyncio.run(run_voice(server, key, selected, meetings, stagger))
     _print(report)

@@ -323,12 +323,17 @@ class _Resampler:
 
 @dataclass(frozen=True, eq=False)
 class _Cut:
-    """A stretch of the stream to decode: an ended utterance (final) or the growing one (partial)."""
+    """A stretch of the stream to decode: an ended utterance (final) or the growing one (partial).
+
+    A tentative final is the utterance as it will be cut if the silence that began goes on: its audio
+    (up to the last speech plus the margin) is all there already, so its decode can start early.
+    """
 
     audio: np.ndarray
     start: int
     end: int
     final: bool
+    tentative: bool = False
 
 
 class StreamingTranscriber:
@@ -349,6 +354,7 @@ class StreamingTranscriber:
         silence_s: float = 0.5,
         partial_every_s: float = 1.0,
         partial_window_s: float = 10.0,
+        early_after_s: float = 0.3,
         max_utterance_s: float = 25.0,
         vad_threshold: float = 0.5,
         listener: DecodeListener | None = None,
@@ -364,6 +370,9 @@ class StreamingTranscriber:
         self._partial_window = int(partial_window_s * SAMPLE_RATE)
         self._max_utterance = int(min(max_utterance_s, 28.0) * SAMPLE_RATE)
         self._pad = int(0.2 * SAMPLE_RATE)  # audio kept around an utterance: VAD edges are tight
+        # After this much silence the final's audio is all there (the margin is shorter) and most pauses
+        # this long end the utterance: its decode starts then (queued streams), not at the cut.
+        self._early_after = max(self._pad, int(early_after_s * SAMPLE_RATE))
         self._min_speech = int(0.25 * SAMPLE_RATE)  # shorter bursts are clicks and coughs
         self._threshold = vad_threshold
         self._neg_threshold = max(vad_threshold - 0.15, 0.01)
@@ -381,6 +390,8 @@ class StreamingTranscriber:
         self._partial_at = 0
         self._partial_text = ""
         self._partial_jobs: deque[tuple[_Cut, Future[str | None]]] = deque()  # oldest first
+        self._tentative_end: int | None = None
+        self._early: tuple[_Cut, Future[str | None]] | None = None  # the tentative final being decoded
 
     # -- Transcriber -------------------------------------------------------------------------------
 
@@ -400,6 +411,7 @@ class StreamingTranscriber:
             self.close()
 
     def close(self) -> None:
+        self._withdraw_early()
         if self._partial_jobs:
             self.model.queue.drop(self)
             self._partial_jobs.clear()
@@ -412,6 +424,8 @@ class StreamingTranscriber:
     def _decode_here(self, cuts: list[_Cut]) -> list[TranscriptEvent]:
         events: list[TranscriptEvent] = []
         for cut in cuts:
+            if cut.tentative:
+                continue
             beam = FINAL_BEAM if cut.final else 1
             text = self.model.transcribe(cut.audio, beam_size=beam, hotwords=self.hotwords)
             events.extend(self._event(cut, text))
@@ -419,24 +433,41 @@ class StreamingTranscriber:
 
     async def _decode_queued(self, cuts: list[_Cut]) -> list[TranscriptEvent]:
         events: list[TranscriptEvent] = []
-        if any(c.final for c in cuts):
+        queue = self.model.queue
+        if any(c.final and not c.tentative for c in cuts):
             # The final supersedes the partials asked for before it: one waiting is shed, one running ignored.
             if self._partial_jobs:
-                self.model.queue.drop(self)
+                queue.drop(self)
                 self._partial_jobs.clear()
         else:
             while self._partial_jobs and self._partial_jobs[0][1].done():
                 cut, future = self._partial_jobs.popleft()
                 events.extend(self._event(cut, future.result()))
         for cut in cuts:
-            if cut.final:
-                future = self.model.queue.final(self, cut.audio, self.hotwords, self._listener)
+            if cut.tentative:
+                self._withdraw_early()
+                self._early = (cut, queue.final(self, cut.audio, self.hotwords, self._listener))
+            elif cut.final:
+                early, self._early = self._early, None
+                if early is not None and (early[0].start, early[0].end) == (cut.start, cut.end):
+                    future = early[1]  # the silence went on: the early decode is the final's
+                else:
+                    if early is not None:
+                        queue.withdraw(early[1])
+                    future = queue.final(self, cut.audio, self.hotwords, self._listener)
                 events.extend(self._event(cut, await asyncio.wrap_future(future)))
             else:
                 # A newer partial supersedes a waiting one (the queue sheds it, its future says None).
-                future = self.model.queue.partial(self, cut.audio, self.hotwords, self._listener)
+                future = queue.partial(self, cut.audio, self.hotwords, self._listener)
                 self._partial_jobs.append((cut, future))
+        if self._early is not None and self._last_speech > self._early[0].end:
+            self._withdraw_early()  # speech went on: the utterance did not end there
         return events
+
+    def _withdraw_early(self) -> None:
+        early, self._early = self._early, None
+        if early is not None:
+            self.model.queue.withdraw(early[1])
 
     def _event(self, cut: _Cut, text: str | None) -> list[TranscriptEvent]:
         if not text:
@@ -503,6 +534,14 @@ class StreamingTranscriber:
                     )
             elif self._vad_pos - self._last_speech >= self._silence:
                 cuts.extend(self._final(self._last_speech))
+            elif (
+                self._vad_pos - self._last_speech >= self._early_after
+                and self._tentative_end != self._last_speech
+                and self._speech >= self._min_speech
+            ):
+                self._tentative_end = self._last_speech
+                end = self._last_speech
+                cuts.append(_Cut(self._slice(self._start, end), self._start, end, final=True, tentative=True))
         return cuts
 
     def _final(self, end: int) -> list[_Cut]:

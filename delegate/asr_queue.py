@@ -76,6 +76,7 @@ class DecodeQueue:
         self.quiet_s = quiet_s
         """... for this long."""
         self.shed_total = 0
+        self.withdrawn_total = 0
         self.batches = 0
         self.finals_decoded = 0
         self._finals: deque[_Job] = deque()
@@ -120,6 +121,16 @@ class DecodeQueue:
                 self._cond.notify_all()
         self._shed(shed)
         return job.future
+
+    def withdraw(self, future: Future[str | None]) -> None:
+        """A final asked for early is not wanted (its utterance went on): unqueued if it has not started."""
+        with self._cond:
+            job = next((j for j in self._finals if j.future is future), None)
+            if job is None:
+                return
+            self._finals.remove(job)
+            self.withdrawn_total += 1
+        job.future.set_result(None)
 
     def drop(self, key: object) -> None:
         """Stream `key` ended: its waiting partial is not wanted any more."""

@@ -148,3 +148,37 @@ def test_with_two_workers_partials_leave_one_free_for_finals(turns):
     wait(partials, timeout=60)
     assert most["partial"] == 1
     assert most["both"] == 2, "the final ran beside a partial instead of after it"
+
+
+async def _afeed_all(transcriber, pcm: bytes, chunk: int) -> list:
+    events = []
+    for i in range(0, len(pcm), chunk):
+        events.extend(await transcriber.afeed(pcm[i : i + chunk]))
+    return events + await transcriber.aflush()
+
+
+def test_queued_stream_gives_the_finals_of_the_direct_one_and_starts_them_early(model):
+    """standup pauses between sentences inside turns: early decodes there are dropped, not sent."""
+    import asyncio
+
+    from delegate.asr import StreamingTranscriber
+
+    clip = {c.name: c for c in load_clips(AUDIO_FIXTURES)}["standup"]
+    pcm = read_audio(clip.path)
+    direct = StreamingTranscriber(model, names=clip.attendees, partial_every_s=3600)
+    expected = [e for i in range(0, len(pcm), 3200) for e in direct.feed(pcm[i : i + 3200])] + direct.flush()
+    recorder = Recorder()
+    closed = []
+    queued = StreamingTranscriber(
+        model, names=clip.attendees, partial_every_s=3600, listener=recorder, on_close=lambda: closed.append(1)
+    )
+    before = model.queue.finals_decoded + model.queue.withdrawn_total
+    events = asyncio.run(_afeed_all(queued, pcm, 3200))
+    asked = model.queue.finals_decoded + model.queue.withdrawn_total - before
+    finals = [e for e in events if e.final]
+    assert [e.text for e in finals] == [e.text for e in expected if e.final]
+    assert [(e.start, e.end) for e in finals] == [(e.start, e.end) for e in expected if e.final]
+    # More final decodes were asked for than finals came out: early ones at pauses that did not end a turn.
+    assert asked > len(finals)
+    assert sum(recorder.started) >= len(finals)
+    assert closed == [1], "aflush gives the stream's place up, once"
