@@ -161,7 +161,7 @@ def final_latencies(runs: list[ClientRun]) -> list[float]:
 
 
 MEASURES: dict[str, Callable[[list[ClientRun]], list[float]]] = {"final_latency_s": final_latencies}
-"""Latency measurements over the clients' runs, by report field."""
+"""Latency measurements over the clients' runs (those not refused), by the report field they fill."""
 
 
 # --- clients ---------------------------------------------------------------------------------------
@@ -383,7 +383,7 @@ async def run_voice(url: str, token: str, clips: list[Clip], meetings: int, stag
         audio_s=round(audio_s, 2),
         stagger_s=stagger,
         asr_max_streams=None if capacity is None else int(capacity),
-        final_latency_s=Percentiles.of(MEASURES["final_latency_s"](heard)),
+        **{name: Percentiles.of(measure(heard)) for name, measure in MEASURES.items()},
         turns=turns,
         finals=sum(1 for run in heard for _, f in run.frames if f["type"] == "transcript" and f["utterance"]["final"]),
         finals_lost=turns - found,

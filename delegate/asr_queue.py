@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Protocol
 import numpy as np
 import structlog
 
-from delegate.asr import FINAL_BEAM
+from delegate.asr import FINAL_BEAM, PARTIAL_PAD_FRAMES
 
 if TYPE_CHECKING:
     from delegate.asr import SpeechModel
@@ -190,9 +190,12 @@ class DecodeQueue:
                 if job.listener is not None:
                     job.listener.waited(job.final, now - job.queued)
             final = batch[0].final
-            beam = self.final_beam if final else 1
+            items = [(j.audio, j.hotwords) for j in batch]
             try:
-                texts = self.model.transcribe_batch([(j.audio, j.hotwords) for j in batch], beam_size=beam)
+                if final:
+                    texts = self.model.transcribe_batch(items, beam_size=self.final_beam)
+                else:
+                    texts = self.model.transcribe_batch(items, beam_size=1, pad_frames=PARTIAL_PAD_FRAMES)
             except Exception as e:  # a fault of the model must reach the streams, not end the worker
                 log.exception("decode_failed", batch=len(batch), final=final)
                 for job in batch:

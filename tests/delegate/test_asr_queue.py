@@ -125,14 +125,14 @@ def test_with_two_workers_partials_leave_one_free_for_finals(turns):
     lock = threading.Lock()
     decode = model.transcribe_batch
 
-    def counted(items, *, beam_size):
+    def counted(items, **options):
         kind = "final" if len(items) > 1 or any(a is final_audio for a, _ in items) else "partial"
         with lock:
             running[kind] += 1
             most[kind] = max(most[kind], running[kind])
             most["both"] = max(most["both"], running["partial"] + running["final"])
         try:
-            return decode(items, beam_size=beam_size)
+            return decode(items, **options)
         finally:
             with lock:
                 running[kind] -= 1
