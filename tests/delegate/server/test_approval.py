@@ -371,3 +371,12 @@ async def test_approval_frames_refuse_unknown_fields(server: LiveServer) -> None
         created = await http.post("/v1/meetings", json={"principal": ALICE, "approval": "all", "meeting_id": "made"})
         assert created.status_code == 201
         assert (await http.get("/v1/meetings/made")).json()["approval"] == "all"
+
+
+async def test_a_stopping_server_ends_the_event_streams(make_server: Callable[..., LiveServer]) -> None:
+    live = make_server()
+    ws = await start(live, "stopping", approval="none")
+    async with ws, watch(live, "stopping") as events:
+        await events.until("live")
+        await asyncio.wait_for(asyncio.to_thread(live.stop), 20)  # uvicorn waits for open responses
+        assert await events.next() is None
