@@ -169,9 +169,9 @@
   function attendeeRow(label = "", name = "") {
     const row = h("div", { class: "att-row" },
       h("div", { class: "field" }, h("label", {}, "Speaker label"),
-        h("input", { class: "att-label", value: label, placeholder: "PERSON1 or Bob", spellcheck: false })),
+        h("input", { class: "att-label", value: label, placeholder: "PERSON1 or Bob", spellcheck: false, "aria-label": "Speaker label" })),
       h("div", { class: "field" }, h("label", {}, "Display name"),
-        h("input", { class: "att-name", value: name, placeholder: "Bob Jones" })),
+        h("input", { class: "att-name", value: name, placeholder: "Bob Jones", "aria-label": "Display name" })),
       h("button", { type: "button", class: "link danger", onclick: () => { row.remove(); reindex(); } }, "Remove"));
     return row;
   }
