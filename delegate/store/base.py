@@ -27,6 +27,8 @@ class AuditKind(StrEnum):
     closed = "closed"
     ask = "ask"
     answer = "answer"
+    speech_resolved = "speech_resolved"
+    """A speech held for approval was approved, edited, rejected or expired (`status`, `text`, `reason`)."""
 
 
 ENDED = frozenset({AuditKind.left, AuditKind.closed})

@@ -14,7 +14,7 @@ from websockets.asyncio.client import ClientConnection, connect
 
 from benchmark.cluster import free_port
 from delegate.config import Settings
-from delegate.server.app import create_app, uvicorn_config
+from delegate.server.app import Server, create_app, uvicorn_config
 
 ALICE = {
     "name": "Alice Smith",
@@ -51,7 +51,7 @@ class LiveServer:
 
 def start_server(settings: Settings) -> LiveServer:
     port = free_port()
-    server = uvicorn.Server(uvicorn_config(create_app(settings), settings, "127.0.0.1", port))
+    server = Server(uvicorn_config(create_app(settings), settings, "127.0.0.1", port))
     thread = threading.Thread(target=server.run, name=f"uvicorn-{port}", daemon=True)
     thread.start()
     deadline = time.monotonic() + 30
