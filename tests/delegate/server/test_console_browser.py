@@ -9,6 +9,7 @@ go to reports/console-screenshots/ (not committed).
 
 from __future__ import annotations
 
+import contextlib
 import json
 import shutil
 import threading
@@ -81,10 +82,8 @@ def browser(tmp_path: Path) -> Iterator[WebDriver]:
 class Bot:
     """The meeting bot's client: a WebSocket that sends utterances and keeps every frame it receives."""
 
-    def __init__(self, live: LiveServer) -> None:
-        self.ws: ClientConnection = connect(
-            live.ws_url(MEETING), additional_headers={"Authorization": f"Bearer {TOKEN}"}, max_size=None
-        )
+    def __init__(self, ws: ClientConnection) -> None:
+        self.ws = ws
         self.frames: list[dict[str, Any]] = []
         self._seen = threading.Condition()
         self._reader = threading.Thread(target=self._read, daemon=True)
@@ -122,6 +121,17 @@ class Bot:
     def close(self) -> None:
         self.ws.close()
         self._reader.join(timeout=10)
+
+
+@contextlib.contextmanager
+def bot_client(live: LiveServer) -> Iterator[Bot]:
+    headers = {"Authorization": f"Bearer {TOKEN}"}
+    with connect(live.ws_url(MEETING), additional_headers=headers, max_size=None) as ws:
+        bot = Bot(ws)
+        try:
+            yield bot
+        finally:
+            bot.close()
 
 
 def wait(driver: WebDriver, condition: Callable[[WebDriver], Any], what: str) -> Any:
@@ -221,8 +231,7 @@ def test_console_briefs_watches_and_approves_a_meeting_in_a_real_browser(
     assert TOKEN not in driver.current_url
     assert driver.execute_script("return localStorage.length + sessionStorage.length + document.cookie.length") == 0
 
-    bot = Bot(live)
-    try:
+    with bot_client(live) as bot:
         bot.send({"type": "join"})
         bot.wait_for(lambda f: f.get("type") == "ack" and f.get("of") == "join")
 
@@ -281,8 +290,6 @@ def test_console_briefs_watches_and_approves_a_meeting_in_a_real_browser(
 
         bot.send({"type": "leave", "reason": "done"})
         wait(driver, visible(driver, "#m-conn.ended"), "the meeting's end")
-    finally:
-        bot.close()
 
     # What the bot's client was sent: the approved and the edited text, nothing rejected, expired or private.
     spoken = {f["decision"]["utterance_id"]: f["decision"]["speak"] for f in bot.frames if f.get("type") == "decision"}

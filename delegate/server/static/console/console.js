@@ -680,8 +680,7 @@
     if (intents.length) card.append(h("p", { class: "intents" }, "Raises: ", intents.join("; ")));
     if (status === "pending" && M.editing.get(uid) === undefined) {
       if (pending?.expiresAt) {
-        card.append(h("div", { class: "countdown", dataset: { expires: pending.expiresAt, seen: pending.seenAt } },
-          h("div", { class: "bar" }, h("span", {})), h("span", { class: "left" }, "")));
+        card.append(countdown(pending));
       }
       card.append(h("div", { class: "decide" },
         h("button", { type: "button", class: "approve", onclick: () => resolveSpeech(uid, "approve") }, "Approve"),
@@ -701,8 +700,7 @@
     const pending = M.pending.get(uid);
     return h("div", { class: "editor" },
       area,
-      pending?.expiresAt ? h("div", { class: "countdown", dataset: { expires: pending.expiresAt, seen: pending.seenAt } },
-        h("div", { class: "bar" }, h("span", {})), h("span", { class: "left" }, "")) : null,
+      pending?.expiresAt ? countdown(pending) : null,
       h("div", { class: "decide" },
         h("button", { type: "button", class: "approve", onclick: () => resolveSpeech(uid, "approve", M.editing.get(uid)) }, "Approve edited text"),
         h("button", { type: "button", class: "ghost", onclick: () => { M.editing.delete(uid); renderRow(uid); } }, "Cancel")));
@@ -798,15 +796,25 @@
     document.title = `${n ? `(${n}) ` : ""}${M ? M.id : "Console"} · Meeting Delegate`;
   }
 
+  // The bar is full when the page learnt of the speech and empty at its expiry (by this machine's clock).
+  function countdown(pending) {
+    const el = h("div", { class: "countdown", dataset: { expires: pending.expiresAt, seen: pending.seenAt } },
+      h("div", { class: "bar" }, h("span", {})), h("span", { class: "left" }));
+    paintCountdown(el);
+    return el;
+  }
+
+  function paintCountdown(el) {
+    const expires = Number(el.dataset.expires);
+    const total = Math.max(1000, expires - Number(el.dataset.seen));
+    const left = expires - Date.now();
+    el.querySelector(".bar span").style.width = `${Math.max(0, Math.min(100, (left / total) * 100))}%`;
+    el.classList.toggle("urgent", left < 10000);
+    el.querySelector(".left").textContent = left > 0 ? `${Math.ceil(left / 1000)} s left` : "expiring…";
+  }
+
   function tick() {
-    for (const el of document.querySelectorAll(".countdown[data-expires]")) {
-      const expires = Number(el.dataset.expires);
-      const total = Math.max(1000, expires - Number(el.dataset.seen));
-      const left = expires - Date.now();
-      el.querySelector(".bar span").style.width = `${Math.max(0, Math.min(100, (left / total) * 100))}%`;
-      el.classList.toggle("urgent", left < 10000);
-      el.querySelector(".left").textContent = left > 0 ? `${Math.ceil(left / 1000)} s left` : "expiring…";
-    }
+    document.querySelectorAll(".countdown[data-expires]").forEach(paintCountdown);
   }
 
   function finish() {
