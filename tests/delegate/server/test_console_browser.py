@@ -272,6 +272,7 @@ def test_console_briefs_watches_and_approves_a_meeting_in_a_real_browser(
         driver.find_element(By.CSS_SELECTOR, "#row-3 .editor button.approve").click()
         refusal = wait(driver, visible(driver, "#row-3 .note"), "the private-text refusal")
         assert "private" in refusal.text.lower()
+        screenshot(driver, "watch-edit-refused")
         assert driver.find_element(By.ID, "row-3").get_attribute("data-status") == "pending"
         type_into(driver.find_element(By.CSS_SELECTOR, "#row-3 .edit-text"), EDIT_OK)
         driver.find_element(By.CSS_SELECTOR, "#row-3 .editor button.approve").click()
@@ -304,7 +305,8 @@ def test_console_briefs_watches_and_approves_a_meeting_in_a_real_browser(
         for s in summary.find_elements(By.CSS_SELECTOR, ".stat")
     }
     assert stats["decisions"] == 6 and stats["would speak"] == 4
-    assert (stats["approved"], stats["edited"], stats["rejected"], stats["expired"]) == (2, 1, 1, 1)
+    assert (stats["approved"], stats["edited"], stats["rejected"], stats["expired"]) == (1, 1, 1, 1)
+    assert "done" in summary.find_element(By.ID, "summary-ended").text
     screenshot(driver, "summary")
 
     # The audit log, downloaded by the page as a file, is the server's log and holds every verdict.

@@ -424,6 +424,7 @@
       rows: new Map(),
     };
     showView("meeting");
+    $("view-meeting").classList.remove("ended");
     $("m-title").textContent = id;
     $("m-meta").textContent = "";
     $("m-error").hidden = true;
@@ -673,7 +674,7 @@
         if (status === "edited" && d.speak && d.speak !== text) card.append(h("p", { class: "was" }, "Proposed: ", h("s", {}, d.speak)));
       }
     }
-    card.append(h("p", { class: "reason" }, d.reason));
+    card.append(h("p", { class: "reason" }, h("span", { class: "why-label" }, "Why: "), d.reason));
     const used = usedBackground(d);
     if (used) card.append(used);
     const intents = (d.used_intents || []).map((i) => M.brief?.principal?.intents?.[i]).filter(Boolean);
@@ -691,7 +692,7 @@
       card.append(h("p", { class: "why" }, EXPIRED_BECAUSE[resolved.reason] || `Expired (${resolved.reason}).`));
     }
     const note = M.notes.get(uid);
-    if (note) card.append(h("p", { class: "note", role: "alert" }, note));
+    if (note && !card.querySelector(".editor")) card.append(h("p", { class: "note", role: "alert" }, note));
     return card;
   }
 
@@ -703,7 +704,9 @@
       pending?.expiresAt ? countdown(pending) : null,
       h("div", { class: "decide" },
         h("button", { type: "button", class: "approve", onclick: () => resolveSpeech(uid, "approve", M.editing.get(uid)) }, "Approve edited text"),
-        h("button", { type: "button", class: "ghost", onclick: () => { M.editing.delete(uid); renderRow(uid); } }, "Cancel")));
+        h("button", { type: "button", class: "reject", onclick: () => resolveSpeech(uid, "reject") }, "Reject"),
+        h("button", { type: "button", class: "link", onclick: () => { M.editing.delete(uid); M.notes.delete(uid); renderRow(uid); } }, "Cancel edit")),
+      M.notes.has(uid) ? h("p", { class: "note", role: "alert" }, M.notes.get(uid)) : null);
   }
 
   function usedBackground(d) {
@@ -819,6 +822,7 @@
 
   function finish() {
     setConnection("ended");
+    $("view-meeting").classList.add("ended");
     M.editing.clear();
     for (const uid of M.rows.keys()) renderRow(uid);
     renderActions();
@@ -838,8 +842,8 @@
       stat(M.utterances.size || M.info?.utterances || 0, "utterances"),
       stat(decisions.length, "decisions"),
       stat(spoken.length, "would speak"),
-      stat(count("approved") + count("edited"), "approved", "approved"),
-      count("edited") ? stat(count("edited"), "edited", "edited") : null,
+      stat(count("approved"), "approved", "approved"),
+      stat(count("edited"), "edited", "edited"),
       stat(count("rejected"), "rejected", "rejected"),
       stat(count("expired"), "expired", "expired"),
       count("sent") ? stat(count("sent"), "said without approval") : null,
@@ -855,8 +859,7 @@
     $("summary-actions").replaceChildren(...(actions.length ? actions.map((a) =>
       h("li", {}, h("span", { class: `badge status ${a.status}` }, a.status), h("span", {}, a.description)))
       : [h("li", { class: "hint" }, "No action items.")]));
-    const reason = M.endReason ? ` (${M.endReason})` : "";
-    box.querySelector("h2").textContent = `Summary${reason}`;
+    $("summary-ended").textContent = M.endReason ? `The meeting ended: ${M.endReason}.` : "The meeting has ended.";
   }
 
   $("download-audit").addEventListener("click", async () => {
