@@ -22,10 +22,11 @@ import httpx
 import pytest
 from websockets.sync.client import ClientConnection, connect
 
+from delegate.server.app import Server, create_app, uvicorn_config
 from tests.delegate.server.live import LiveServer
 
 webdriver = pytest.importorskip("selenium.webdriver", reason="selenium is not installed (the dev extra has it)")
-from selenium.common.exceptions import TimeoutException  # noqa: E402
+from selenium.common.exceptions import StaleElementReferenceException, TimeoutException  # noqa: E402
 from selenium.webdriver.chrome.service import Service  # noqa: E402
 from selenium.webdriver.common.by import By  # noqa: E402
 from selenium.webdriver.remote.webdriver import WebDriver  # noqa: E402
@@ -124,9 +125,9 @@ class Bot:
 
 
 @contextlib.contextmanager
-def bot_client(live: LiveServer) -> Iterator[Bot]:
-    headers = {"Authorization": f"Bearer {TOKEN}"}
-    with connect(live.ws_url(MEETING), additional_headers=headers, max_size=None) as ws:
+def bot_client(live: LiveServer, meeting: str = MEETING, token: str | None = TOKEN) -> Iterator[Bot]:
+    headers = {"Authorization": f"Bearer {token}"} if token else None
+    with connect(live.ws_url(meeting), additional_headers=headers, max_size=None) as ws:
         bot = Bot(ws)
         try:
             yield bot
@@ -135,8 +136,11 @@ def bot_client(live: LiveServer) -> Iterator[Bot]:
 
 
 def wait(driver: WebDriver, condition: Callable[[WebDriver], Any], what: str) -> Any:
+    """Until `condition` holds; the page redraws a row on every event, so a stale element is tried again."""
     try:
-        return WebDriverWait(driver, WAIT_S, poll_frequency=0.1).until(condition)
+        return WebDriverWait(
+            driver, WAIT_S, poll_frequency=0.1, ignored_exceptions=[StaleElementReferenceException]
+        ).until(condition)
     except TimeoutException:
         screenshot(driver, f"failed-{what.replace(' ', '-')}")
         raise AssertionError(f"the page never showed {what}") from None
@@ -150,8 +154,30 @@ def visible(driver: WebDriver, css: str) -> Callable[[WebDriver], WebElement | b
     return found
 
 
-def row_status(driver: WebDriver, uid: int, status: str) -> WebElement:
-    return wait(driver, visible(driver, f'#row-{uid}[data-status="{status}"]'), f"utterance {uid} {status}")
+def text_of(driver: WebDriver, css: str, what: str) -> str:
+    """The text of the first visible element `css` once it has some (read in one go, never stale)."""
+
+    def found(d: WebDriver) -> str | bool:
+        texts = [e.text for e in d.find_elements(By.CSS_SELECTOR, css) if e.is_displayed()]
+        return next((text for text in texts if text), False)
+
+    return wait(driver, found, what)
+
+
+def click(driver: WebDriver, css: str, what: str) -> None:
+    def clicked(d: WebDriver) -> bool:
+        for e in d.find_elements(By.CSS_SELECTOR, css):
+            if e.is_displayed() and e.is_enabled():
+                e.click()
+                return True
+        return False
+
+    wait(driver, clicked, what)
+
+
+def row_status(driver: WebDriver, uid: int, status: str) -> str:
+    """Waits for utterance `uid`'s row to stand at `status`; returns the row's text."""
+    return text_of(driver, f'#row-{uid}[data-status="{status}"]', f"utterance {uid} {status}")
 
 
 def screenshot(driver: WebDriver, name: str) -> None:
@@ -238,46 +264,46 @@ def test_console_briefs_watches_and_approves_a_meeting_in_a_real_browser(
         bot.say(0, "Bob", "Good morning everyone, let's go through the release checklist.")
         assert not bot.decision(0)["decision"]["speak"]
         silent = row_status(driver, 0, "none")
-        assert "Stays silent" in silent.text and "Bob Jones" in silent.text
+        assert "Stays silent" in silent and "Bob Jones" in silent
 
         # Approve: the bot hears nothing until the principal approves, then exactly that text.
         bot.say(1, "Bob", "Alice, can you tell us where the database migration stands?")
-        pending = row_status(driver, 1, "pending")
-        proposed = pending.find_element(By.CSS_SELECTOR, ".say").text.strip("“”")
+        row_status(driver, 1, "pending")
+        assert "s left" in text_of(driver, "#row-1 .countdown", "the countdown to expiry")
+        proposed = text_of(driver, "#row-1 .say", "the proposed speech").strip("“”")
         assert "Friday" in proposed
-        used = pending.find_element(By.CSS_SELECTOR, ".used").text
+        used = text_of(driver, "#row-1 .used", "the background used")
         assert "The migration finishes on Friday" in used  # the background item by its text, not its index
-        assert "s left" in pending.find_element(By.CSS_SELECTOR, ".countdown").text
-        assert "1 awaiting you" in driver.find_element(By.ID, "m-pending-count").text
+        assert "1 awaiting you" in text_of(driver, "#m-pending-count", "the pending count")
         screenshot(driver, "watch-pending")
         assert not [f for f in bot.frames if f.get("type") == "decision" and f["decision"]["utterance_id"] == 1]
-        pending.find_element(By.CSS_SELECTOR, "button.approve").click()
+        click(driver, "#row-1 button.approve", "Approve")
         row_status(driver, 1, "approved")
         approved = bot.decision(1)
         assert approved["decision"]["speak"] == proposed and approved["approval"] == "approved"
 
         # Reject: the bot never gets the text.
         bot.say(2, "Carol", "Alice, what is the status of the budget review?")
-        rejected_text = row_status(driver, 2, "pending").find_element(By.CSS_SELECTOR, ".say").text.strip("“”")
-        driver.find_element(By.CSS_SELECTOR, "#row-2 button.reject").click()
+        row_status(driver, 2, "pending")
+        rejected_text = text_of(driver, "#row-2 .say", "the proposed speech").strip("“”")
+        click(driver, "#row-2 button.reject", "Reject")
         row_status(driver, 2, "rejected")
         rejected = bot.decision(2)
         assert rejected["approval"] == "rejected" and not rejected["decision"]["speak"]
 
         # Edit: an edit giving the private item away is refused on the page; a fair one is sent as edited.
         bot.say(3, "Bob", "Alice, are you free on Thursday?")
-        row_status(driver, 3, "pending").find_element(By.CSS_SELECTOR, "button.edit").click()
-        editor = wait(driver, visible(driver, "#row-3 .edit-text"), "the edit box")
-        type_into(editor, EDIT_LEAKING)
-        driver.find_element(By.CSS_SELECTOR, "#row-3 .editor button.approve").click()
-        refusal = wait(driver, visible(driver, "#row-3 .note"), "the private-text refusal")
-        assert "private" in refusal.text.lower()
+        row_status(driver, 3, "pending")
+        click(driver, "#row-3 button.edit", "Edit")
+        type_into(wait(driver, visible(driver, "#row-3 .edit-text"), "the edit box"), EDIT_LEAKING)
+        click(driver, "#row-3 .editor button.approve", "Approve edited text")
+        assert "private" in text_of(driver, "#row-3 .note", "the private-text refusal").lower()
         screenshot(driver, "watch-edit-refused")
         assert driver.find_element(By.ID, "row-3").get_attribute("data-status") == "pending"
         type_into(driver.find_element(By.CSS_SELECTOR, "#row-3 .edit-text"), EDIT_OK)
-        driver.find_element(By.CSS_SELECTOR, "#row-3 .editor button.approve").click()
-        edited_row = row_status(driver, 3, "edited")
-        assert EDIT_OK in edited_row.find_element(By.CSS_SELECTOR, ".say").text
+        click(driver, "#row-3 .editor button.approve", "Approve edited text")
+        row_status(driver, 3, "edited")
+        assert EDIT_OK in text_of(driver, "#row-3 .say", "the edited speech")
         edited = bot.decision(3)
         assert edited["decision"]["speak"] == EDIT_OK and edited["approval"] == "edited"
 
@@ -285,8 +311,8 @@ def test_console_briefs_watches_and_approves_a_meeting_in_a_real_browser(
         bot.say(4, "Carol", "Alice, anything else on the database migration?")
         row_status(driver, 4, "pending")
         bot.say(5, "Bob", "Thanks all, see you next week.")
-        expired_row = row_status(driver, 4, "expired")
-        assert "moved on" in expired_row.find_element(By.CSS_SELECTOR, ".why").text
+        row_status(driver, 4, "expired")
+        assert "moved on" in text_of(driver, "#row-4 .why", "why it expired")
         assert not driver.find_elements(By.CSS_SELECTOR, "#row-4 .decide")
 
         bot.send({"type": "leave", "reason": "done"})
@@ -299,14 +325,18 @@ def test_console_briefs_watches_and_approves_a_meeting_in_a_real_browser(
     assert rejected_text not in sent and "interviewing" not in sent
 
     # Summary: what was decided and how each speech ended.
-    summary = wait(driver, visible(driver, "#m-summary"), "the summary")
-    stats = {
-        s.find_element(By.TAG_NAME, "span").text: int(s.find_element(By.TAG_NAME, "strong").text)
-        for s in summary.find_elements(By.CSS_SELECTOR, ".stat")
-    }
+    wait(driver, visible(driver, "#m-summary"), "the summary")
+
+    def figures(d: WebDriver) -> dict[str, int]:
+        return {
+            s.find_element(By.TAG_NAME, "span").text: int(s.find_element(By.TAG_NAME, "strong").text)
+            for s in d.find_elements(By.CSS_SELECTOR, "#summary-stats .stat")
+        }
+
+    stats = wait(driver, figures, "the summary's figures")
     assert stats["decisions"] == 6 and stats["would speak"] == 4
     assert (stats["approved"], stats["edited"], stats["rejected"], stats["expired"]) == (1, 1, 1, 1)
-    assert "done" in summary.find_element(By.ID, "summary-ended").text
+    assert "done" in text_of(driver, "#summary-ended", "how the meeting ended")
     screenshot(driver, "summary")
 
     # The audit log, downloaded by the page as a file, is the server's log and holds every verdict.
@@ -327,3 +357,55 @@ def test_console_briefs_watches_and_approves_a_meeting_in_a_real_browser(
     link.click()
     wait(driver, visible(driver, "#m-summary"), "the summary of the ended meeting")
     row_status(driver, 3, "edited")
+
+
+def restart(live: LiveServer) -> LiveServer:
+    """The same server again, on the same port and audit log, as after a deploy."""
+    live.stop()
+    server = Server(uvicorn_config(create_app(live.settings), live.settings, "127.0.0.1", live.port))
+    thread = threading.Thread(target=server.run, name=f"uvicorn-{live.port}", daemon=True)
+    thread.start()
+    deadline = time.monotonic() + WAIT_S
+    while not server.started:
+        assert thread.is_alive() and time.monotonic() < deadline, "the server did not start again"
+        time.sleep(0.05)
+    return LiveServer(live.settings, live.port, server, thread)
+
+
+def test_console_without_tokens_asks_for_none_and_follows_the_meeting_across_a_restart(
+    make_server: Callable[..., LiveServer], browser: WebDriver
+) -> None:
+    live = make_server()
+    driver = browser
+    driver.get(f"{live.url}/")
+    wait(driver, visible(driver, "#brief-form"), "the brief form, with no token asked for")
+    assert not driver.find_element(By.ID, "view-token").is_displayed()
+    assert "no tokens" in driver.find_element(By.ID, "session-label").text
+    driver.find_element(By.ID, "f-name").send_keys("Alice Smith")
+    driver.find_element(By.ID, "f-aliases").send_keys("Alice")
+    row = driver.find_element(By.CSS_SELECTOR, ".bg-row")
+    row.find_element(By.CSS_SELECTOR, ".bg-context").send_keys("if asked about the database migration")
+    row.find_element(By.CSS_SELECTOR, ".bg-information").send_keys("The migration finishes on Friday")
+    driver.find_element(By.ID, "f-meeting-id").send_keys("restart-1")
+    driver.find_element(By.CSS_SELECTOR, "input[name=approval][value=none]").find_element(By.XPATH, "..").click()
+    driver.find_element(By.ID, "brief-submit").click()
+    wait(driver, visible(driver, "#m-conn.live"), "the live event stream")
+
+    with bot_client(live, "restart-1", token=None) as bot:
+        bot.send({"type": "join"})
+        bot.wait_for(lambda f: f.get("type") == "ack" and f.get("of") == "join")
+        bot.say(0, "Bob", "Alice, where does the database migration stand?")
+        said = bot.decision(0)["decision"]["speak"]
+    assert said, "asked by name, the delegate answers"
+    assert said in row_status(driver, 0, "sent")  # no approval: said at once, no buttons
+    assert not driver.find_elements(By.CSS_SELECTOR, "#row-0 .decide")
+
+    live = restart(live)
+    with bot_client(live, "restart-1", token=None) as bot:
+        bot.send({"type": "join", "last_utterance_id": 0})
+        bot.wait_for(lambda f: f.get("type") == "ack" and f.get("of") == "join")
+        bot.say(1, "Carol", "Let's move on to the budget.")
+        bot.decision(1)
+        row_status(driver, 1, "none")  # the page reconnected on its own
+    assert len(driver.find_elements(By.CSS_SELECTOR, "#rows > li")) == 2  # the replay did not repeat a row
+    wait(driver, visible(driver, "#m-conn.live"), "the stream live again")

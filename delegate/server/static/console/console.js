@@ -461,6 +461,7 @@
       if (info.ended) mine.ended = true;
     } catch (error) {
       if (M !== mine || error.status === 401) return;
+      if (!(error instanceof HttpError)) return; // the server is out of reach: the stream keeps trying
       meetingError(error.status === 404 ? `No meeting "${mine.id}" for this token.` : error.message);
       setConnection("off");
       mine.abort.abort();
@@ -505,6 +506,7 @@
           throw new Error(detail);
         }
         setConnection(mine.ended ? "ended" : "live");
+        meetingError("");
         backoff = 0;
         await readEvents(res.body, (event) => { received++; if (M === mine) apply(event); });
       } catch (error) {
