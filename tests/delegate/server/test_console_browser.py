@@ -404,8 +404,19 @@ def test_console_without_tokens_asks_for_none_and_follows_the_meeting_across_a_r
     with bot_client(live, "restart-1", token=None) as bot:
         bot.send({"type": "join", "last_utterance_id": 0})
         bot.wait_for(lambda f: f.get("type") == "ack" and f.get("of") == "join")
-        bot.say(1, "Carol", "Let's move on to the budget.")
+        bot.say(1, "Bob", "I will send the release notes to Carol by Friday.")
         bot.decision(1)
         row_status(driver, 1, "none")  # the page reconnected on its own
-    assert len(driver.find_elements(By.CSS_SELECTOR, "#rows > li")) == 2  # the replay did not repeat a row
-    wait(driver, visible(driver, "#m-conn.live"), "the stream live again")
+        assert len(driver.find_elements(By.CSS_SELECTOR, "#rows > li")) == 2  # the replay repeated no row
+        wait(driver, visible(driver, "#m-conn.live"), "the stream live again")
+
+        # An action item: proposed beside the transcript, rejected by the principal.
+        proposed = text_of(driver, '#actions li[data-status="proposed"]', "the proposed action")
+        assert "release notes" in proposed
+        screenshot(driver, "watch-action")
+        click(driver, '#actions li[data-status="proposed"] button.reject', "Reject on the action")
+        text_of(driver, '#actions li[data-status="rejected"]', "the rejected action")
+        assert not driver.find_elements(By.CSS_SELECTOR, "#actions .decide")
+    with httpx.Client(base_url=live.url) as http:
+        actions = http.get("/v1/meetings/restart-1/actions").json()
+    assert [a["status"] for a in actions] == ["rejected"]

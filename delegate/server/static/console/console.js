@@ -385,6 +385,7 @@
     taken_over: "Expired: another connection took the meeting over.",
     meeting_ended: "Expired: the meeting ended.",
   };
+  const ACTION_STATUS = { proposed: "Proposed", approved: "Approved", rejected: "Rejected" };
   const ACTION_TYPE = {
     send_email: "Email",
     schedule_meeting: "Meeting",
@@ -664,7 +665,7 @@
     const text = resolved?.text || pending?.text || d.speak;
     const card = h("div", { class: `dec ${spoke ? "speaks" : "silent"}` },
       h("div", { class: "dec-head" },
-        h("span", { class: `badge ${spoke ? "speak" : "quiet"}` }, spoke ? "Would speak" : "Stays silent"),
+        h("span", { class: `badge ${spoke ? "speak" : "quiet"}` }, spoke ? (status === "sent" ? "Speaks" : "Would speak") : "Stays silent"),
         h("span", { class: "badge scenario" }, SCENARIO[d.scenario] || d.scenario),
         h("span", { class: "confidence", title: "The engine's confidence" }, `${Math.round((d.confidence || 0) * 100)}%`),
         spoke && status !== "none" ? h("span", { class: `badge status ${status}` }, STATUS[status] || status) : null));
@@ -762,7 +763,7 @@
       h("div", { class: "action-head" },
         h("span", { class: "badge type" }, ACTION_TYPE[a.action_type] || a.action_type),
         a.for_principal ? h("span", { class: "badge mine" }, "Yours") : null,
-        h("span", { class: `badge status ${held ? "pending" : a.status}` }, held ? "Held for you" : a.status)),
+        h("span", { class: `badge status ${held ? "pending" : a.status}` }, held ? "Held for you" : ACTION_STATUS[a.status] || a.status)),
       h("p", { class: "action-text" }, a.description),
       meta ? h("p", { class: "action-meta" }, meta) : null,
       a.offer ? h("p", { class: "offer" }, `Delegate offers: ${a.offer}`) : null,
@@ -859,7 +860,7 @@
         h("a", { href: `#row-${d.utterance_id}`, class: "said-text", onclick: (e) => { e.preventDefault(); M.rows.get(d.utterance_id)?.scrollIntoView({ block: "center", behavior: "smooth" }); } }, text));
     }) : [h("li", { class: "hint" }, "It stayed silent throughout.")]));
     $("summary-actions").replaceChildren(...(actions.length ? actions.map((a) =>
-      h("li", {}, h("span", { class: `badge status ${a.status}` }, a.status), h("span", {}, a.description)))
+      h("li", {}, h("span", { class: `badge status ${a.status}` }, ACTION_STATUS[a.status] || a.status), h("span", {}, a.description)))
       : [h("li", { class: "hint" }, "No action items.")]));
     $("summary-ended").textContent = M.endReason ? `The meeting ended: ${M.endReason}.` : "The meeting has ended.";
   }
