@@ -119,6 +119,7 @@ COMMANDS = [
     Command(["benchmark.actions", "--refine", "--json", "actions-refined.json"], LLM, json_has("actions-refined.json"), llm=True),
     Command(["benchmark.latency", "--sizes", "100,200", "--json", "latency.json"], check=json_has("latency.json", "latency_ms")),
     Command(["benchmark.load", "--meetings", "2", "--rate", "2", "--duration", "3", "--json", "load.json"], check=json_has("load.json")),
+    Command(["benchmark.console_latency", "--utterances", "20", "--rate", "10", "--json", "console.json"], check=json_has("console.json", "watcher_p95_ms")),
     Command(["benchmark.asr", "--json", "asr.json"], AUDIO, asr_quality),
     Command(["delegate", "listen", str(WAV), "--principal", str(PRINCIPAL)], AUDIO, prints("(delegate) says", "would have spoken 1 time")),
     Command(["delegate", "serve", "--help"], check=prints("--host", "--port")),
