@@ -304,7 +304,8 @@ async def meeting_over_websocket(port: int, audio: bool) -> str | None:
 
 
 def check_service(extras: frozenset[str], cwd: Path, env: dict[str, str]) -> str | None:
-    """`delegate serve` on loopback: /healthz with the version, one meeting over the WebSocket, then `delegate audit`."""
+    """`delegate serve` on loopback: /healthz with the version, the console's page, one meeting over the
+    WebSocket, then `delegate audit`."""
     import httpx
 
     port, db = free_port(), cwd / f"audit-{'-'.join(sorted(extras)) or 'base'}.sqlite"
@@ -324,6 +325,10 @@ def check_service(extras: frozenset[str], cwd: Path, env: dict[str, str]) -> str
                 time.sleep(0.5)
         if health.get("status") != "ok" or health.get("version") != metadata.version(DISTRIBUTION):
             return f"/healthz answered {health}"
+        for path, text in [("/", "console.js"), ("/static/console/console.js", "text/event-stream")]:
+            page = httpx.get(f"http://127.0.0.1:{port}{path}", timeout=5)
+            if page.status_code != 200 or text not in page.text:
+                return f"the console: GET {path} answered {page.status_code}, without {text!r}"
         problem = asyncio.run(meeting_over_websocket(port, audio="audio" in extras))
         if problem:
             return problem
@@ -399,7 +404,7 @@ def main() -> int:
         if llm is not None:
             llm.stop()
     started = time.monotonic()
-    report("delegate serve: /healthz, one meeting over the WebSocket, then delegate audit", check_service(extras, cwd, env), started, failures)
+    report("delegate serve: /healthz, the console, one meeting over the WebSocket, then delegate audit", check_service(extras, cwd, env), started, failures)
 
     print(f"smoke: {len(COMMANDS) + len(checks) + 1 - len(failures)} passed, {len(failures)} failed", flush=True)
     return 1 if failures else 0

@@ -32,7 +32,7 @@ from delegate.extras import missing_extra
 from delegate.logs import configure_logging
 from delegate.meeting import MeetingState
 from delegate.models import MAX_UTTERANCE_ID, BackgroundItem, Decision, Profile, ProposedAction, Utterance
-from delegate.server import history
+from delegate.server import console, history
 from delegate.server.auth import Auth, audit_id, check_binding, client_id, owner_key
 from delegate.server.history import PastMeeting
 from delegate.server.limits import BodyLimit, SocketCounter, TextBudget, check_spec
@@ -340,6 +340,8 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         where = ".".join(str(p) for p in first.get("loc", ()) if p != "body") or "(body)"
         body = ErrorMessage(code=ErrorCode.bad_message, detail=f"{where}: {first.get('msg')}")
         return JSONResponse(body.model_dump(mode="json"), status_code=422)
+
+    console.mount(app)
 
     @app.get("/healthz")
     async def healthz() -> JSONResponse:
