@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 
 from delegate.models import Decision, Profile, ProposedAction, Utterance
 from delegate.server.approval import HeldSpeech
-from delegate.server.protocol import MeetingInfo, MeetingSpec, WatchEvent
+from delegate.server.protocol import BackgroundView, MeetingInfo, MeetingSpec, WatchEvent
 from delegate.server.rebuild import rebuild
 from delegate.server.watch import replay
 from delegate.store.base import AuditKind, Store
@@ -66,6 +66,7 @@ async def from_log(store: Store, key: str, meeting_id: str) -> PastMeeting | Non
         last_activity=events[-1].ts,
         ended=rebuilt.ended,
         approval=spec.approval,
+        background=_background(spec.principal, p.get("private_items", 0), p.get("private_at")),
     )
     return PastMeeting(
         summary,
@@ -75,3 +76,15 @@ async def from_log(store: Store, key: str, meeting_id: str) -> PastMeeting | Non
         dict(rebuilt.speech),
         rebuilt.ended_reason,
     )
+
+
+def _background(logged: Profile, private_items: int, private_at: list[int] | None) -> list[BackgroundView] | None:
+    """The full background's order again: the log holds the shareable items, and where the private ones were."""
+    shareable = iter(BackgroundView.of(logged.background))
+    if private_at is None and private_items:
+        return None
+    blanks = set(private_at or [])
+    return [
+        BackgroundView(shareable=False) if i in blanks else next(shareable)
+        for i in range(len(logged.background) + len(blanks))
+    ]

@@ -10,7 +10,7 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError, model_validator
 
 from delegate.ask import Answer, Audience
-from delegate.models import Decision, Profile, ProposedAction, Utterance, UtteranceId
+from delegate.models import BackgroundItem, Decision, Profile, ProposedAction, Utterance, UtteranceId
 
 MEETING_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}")
 """A meeting id, to be used with `fullmatch` (`$` would let a trailing newline through)."""
@@ -352,6 +352,22 @@ class Live(_Message):
 WatchEvent = UtteranceEvent | DecisionMessage | SpeechPending | SpeechResolved | ActionMessage | MeetingEnded | Live
 
 
+class BackgroundView(_Message):
+    """A background item as the owner's console shows it: a private one keeps its place, never its words."""
+
+    context: str | None = None
+    information: str | None = None
+    shareable: bool
+
+    @classmethod
+    def of(cls, items: list[BackgroundItem]) -> list[BackgroundView]:
+        return [
+            cls(context=b.context, information=b.information, shareable=True) if b.shareable
+            else cls(shareable=False)
+            for b in items
+        ]
+
+
 class MeetingInfo(_Message):
     """`GET /v1/meetings/{id}`: the session as it stands."""
 
@@ -369,6 +385,9 @@ class MeetingInfo(_Message):
     ended: bool = False
     """The meeting is over (left or idle): served from the audit log."""
     approval: Approval = "none"
+    background: list[BackgroundView] | None = None
+    """The principal's background in its order (`used_background` indexes it), private items as blanks;
+    None for a meeting logged before the positions of its private items were recorded."""
 
 
 class MeetingSummary(_Message):

@@ -31,6 +31,7 @@ from delegate.server.protocol import (
     Ask,
     AudioEnd,
     AudioStart,
+    BackgroundView,
     ClientMessage,
     ErrorCode,
     Feedback,
@@ -152,6 +153,8 @@ class MeetingSession(AudioInput, ActionDesk, Decisions):
                 update={"background": [b for b in self.principal.background if b.shareable]}
             ).model_dump(mode="json"),
             private_items=sum(not b.shareable for b in self.principal.background),
+            # Where the private items were, so that `used_background` indices still read after the meeting.
+            private_at=[i for i, b in enumerate(self.principal.background) if not b.shareable],
             attendees=self._spec.attendees,
             names=self._spec.names,
             engine=self.engine.name,
@@ -263,6 +266,7 @@ class MeetingSession(AudioInput, ActionDesk, Decisions):
             created_at=self.created_at,
             last_activity=self.last_activity,
             approval=self.approval,
+            background=BackgroundView.of(self.principal.background),
         )
 
     # --- inbound ------------------------------------------------------------------------------------

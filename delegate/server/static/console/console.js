@@ -721,6 +721,10 @@
       h("ul", {}, indices.map((i) => {
         const item = items?.[i];
         if (!item) return h("li", {}, `Background item ${i + 1}`);
+        if (item.information == null) {
+          return h("li", { class: "private" }, h("span", { class: "badge private" }, "Private"),
+            `Background item ${i + 1} (its words stay with the principal)`);
+        }
         return h("li", { class: item.shareable === false ? "private" : "" },
           item.shareable === false ? h("span", { class: "badge private" }, "Private") : null,
           h("span", { class: "ctx" }, item.context), " → ", item.information);
