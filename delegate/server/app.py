@@ -43,6 +43,7 @@ from delegate.server.protocol import (
     CreateMeeting,
     ErrorCode,
     ErrorMessage,
+    FieldError,
     Join,
     MeetingInfo,
     MeetingList,
@@ -51,6 +52,7 @@ from delegate.server.protocol import (
     ProtocolError,
     ServerMessage,
     SpeechResult,
+    ValidationFailure,
     Verdict,
     parse_client_message,
 )
@@ -336,9 +338,13 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     @app.exception_handler(RequestValidationError)
     async def _validation_error(request: Request, exc: RequestValidationError) -> JSONResponse:
         metrics.error(ErrorCode.bad_message)
-        first = exc.errors()[0] if exc.errors() else {"loc": (), "msg": "invalid request"}
-        where = ".".join(str(p) for p in first.get("loc", ()) if p != "body") or "(body)"
-        body = ErrorMessage(code=ErrorCode.bad_message, detail=f"{where}: {first.get('msg')}")
+        fields = [
+            FieldError(loc=".".join(str(p) for p in e.get("loc", ()) if p != "body") or "(body)", message=e.get("msg", ""))
+            for e in exc.errors()
+        ] or [FieldError(loc="(body)", message="invalid request")]
+        body = ValidationFailure(
+            code=ErrorCode.bad_message, detail=f"{fields[0].loc}: {fields[0].message}", fields=fields
+        )
         return JSONResponse(body.model_dump(mode="json"), status_code=422)
 
     console.mount(app)

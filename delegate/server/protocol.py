@@ -285,6 +285,18 @@ class ErrorMessage(_Message):
         return cls(code=error.code, detail=error.detail, utterance_id=error.utterance_id)
 
 
+class FieldError(_Message):
+    loc: str
+    """Where in the body, dotted (`principal.background.1.information`)."""
+    message: str
+
+
+class ValidationFailure(ErrorMessage):
+    """A REST body refused as invalid (422): `detail` names the first problem, `fields` lists them all."""
+
+    fields: list[FieldError]
+
+
 class AnswerMessage(_Message):
     """The answer to an `ask` frame (`id` echoes the question's)."""
 

@@ -241,16 +241,21 @@ def test_console_briefs_watches_and_approves_a_meeting_in_a_real_browser(
     type_into(token_input, TOKEN + "\n")
     wait(driver, visible(driver, "#brief-form"), "the brief form")
 
-    # Brief: the server's 422 shows next to the field it is about; fixed, the meeting starts.
+    # Brief: the server's 422 shows each refused field next to it; fixed, the meeting starts.
     fill_brief(driver)
+    type_into(driver.find_element(By.ID, "f-meeting-id"), "not an id!")
     driver.find_element(By.ID, "brief-submit").click()
     message = wait(driver, visible(driver, '[data-error-for="principal.name"]'), "the name's error")
     field = message.find_element(By.XPATH, "..")
     assert field.get_attribute("data-field") == "principal.name" and "cannot be empty" in message.text
     assert driver.find_element(By.ID, "f-name").get_attribute("aria-invalid") == "true"
+    bad_id = driver.find_element(By.CSS_SELECTOR, '[data-error-for="meeting_id"]')
+    assert bad_id.is_displayed() and "letters, digits" in bad_id.text
+    assert "2 highlighted fields" in driver.find_element(By.ID, "brief-error").text
     assert driver.execute_script("return location.pathname") == "/"
     screenshot(driver, "brief")
     type_into(driver.find_element(By.ID, "f-name"), "Alice Smith")
+    type_into(driver.find_element(By.ID, "f-meeting-id"), MEETING)
     driver.find_element(By.ID, "brief-submit").click()
     wait(driver, lambda d: d.execute_script("return location.pathname") == f"/console/{MEETING}", "the watch page")
     wait(driver, visible(driver, "#m-conn.live"), "the live event stream")

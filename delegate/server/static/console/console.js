@@ -272,12 +272,13 @@
     return message.charAt(0).toUpperCase() + message.slice(1);
   }
 
-  function showFieldError(el, loc, message) {
+  function showFieldError(el, loc, message, first = true) {
     const box = el.closest(".field") || el.closest(".bg-row, .att-row") || el;
     const err = h("p", { class: "field-error dynamic", role: "alert", dataset: { errorFor: loc } }, message);
     box.classList.add("invalid");
     if (el.matches("input, textarea, select")) el.setAttribute("aria-invalid", "true");
     box.append(err);
+    if (!first) return;
     el.scrollIntoView({ block: "center", behavior: "smooth" });
     if (el.focus) el.focus({ preventScroll: true });
   }
@@ -286,19 +287,24 @@
     const banner = $("brief-error");
     const detail = error instanceof HttpError ? error.message : `The server could not be reached (${error.message}).`;
     const code = error.body?.code;
-    let loc = null;
-    let message = detail;
-    const m = detail.match(/^([^:]+): ([\s\S]*)$/);
-    if (m && /^(principal|attendees|names|meeting_id|engine|approval)\b/.test(m[1])) [, loc, message] = m;
-    else if (code === "bad_engine") loc = "engine";
-    else if (code === "conflict" || code === "bad_meeting_id") loc = "meeting_id";
-    const el = loc && elementFor(loc);
-    if (el) {
-      showFieldError(el, loc, humanize(loc, message));
-      banner.textContent = "The server refused the brief: see the highlighted field.";
-    } else {
-      banner.textContent = detail;
+    // A 422 lists every refused field; other refusals name at most one.
+    let problems = (error.body?.fields || []).map((f) => [f.loc, f.message]);
+    if (!problems.length) {
+      const m = detail.match(/^([^:]+): ([\s\S]*)$/);
+      if (m && /^(principal|attendees|names|meeting_id|engine|approval)\b/.test(m[1])) problems = [[m[1], m[2]]];
+      else if (code === "bad_engine") problems = [["engine", detail]];
+      else if (code === "conflict" || code === "bad_meeting_id") problems = [["meeting_id", detail]];
     }
+    let shown = 0;
+    for (const [loc, message] of problems) {
+      const el = elementFor(loc);
+      if (!el) continue;
+      showFieldError(el, loc, humanize(loc, message), shown === 0);
+      shown += 1;
+    }
+    banner.textContent = shown === 0 ? detail
+      : shown === 1 ? "The server refused the brief: see the highlighted field."
+      : `The server refused the brief: see the ${shown} highlighted fields.`;
     banner.hidden = false;
   }
 
