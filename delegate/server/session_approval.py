@@ -144,7 +144,11 @@ class ApprovalDesk(SessionBase):
                     ErrorCode.not_found, f"No speech held for approval on utterance {utterance_id}.", utterance_id
                 )
             if text is not None and held.pending:
-                check_edit(text, utterance_id, self.principal, self._public_texts())
+                try:
+                    check_edit(text, utterance_id, self.principal, self._public_texts())
+                except ProtocolError as refused:
+                    await self._audit(AuditKind.edit_refused, utterance_id, detail=refused.detail, comment=comment)
+                    raise
             settled = resolve(held, verdict, text)
             if ack:
                 await self._send(Ack(of="feedback", meeting_id=self.meeting_id, utterance_id=utterance_id))

@@ -186,7 +186,9 @@ async def test_feedback_frames_approve_edit_and_an_edit_that_leaks_is_refused(se
         assert (await recv(ws))["of"] == "feedback"
     events = read_events(server.settings.db_path, "wire")
     assert [e.payload["status"] for e in events if e.kind == AuditKind.speech_resolved] == ["edited"]
-    assert not any("Globex" in json.dumps(e.payload) for e in events), "a refused edit is not recorded"
+    # Both refused edits are in the log, without their words.
+    assert [e.utterance_id for e in events if e.kind == AuditKind.edit_refused] == [1, 1]
+    assert not any("Globex" in json.dumps(e.payload) for e in events), "a refused edit's words are not recorded"
 
 
 async def test_with_approval_all_the_bot_gets_an_action_only_once_approved(server: LiveServer) -> None:
