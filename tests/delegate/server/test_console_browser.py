@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import contextlib
 import json
-import shutil
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -22,23 +21,18 @@ import httpx
 import pytest
 from websockets.sync.client import ClientConnection, connect
 
+from benchmark.browser import NO_BROWSER, available, headless_chromium
 from delegate.server.app import Server, create_app, uvicorn_config
 from tests.delegate.server.live import LiveServer
 
 webdriver = pytest.importorskip("selenium.webdriver", reason="selenium is not installed (the dev extra has it)")
 from selenium.common.exceptions import StaleElementReferenceException, TimeoutException  # noqa: E402
-from selenium.webdriver.chrome.service import Service  # noqa: E402
 from selenium.webdriver.common.by import By  # noqa: E402
 from selenium.webdriver.remote.webdriver import WebDriver  # noqa: E402
 from selenium.webdriver.remote.webelement import WebElement  # noqa: E402
 from selenium.webdriver.support.ui import WebDriverWait  # noqa: E402
 
-CHROMIUM = shutil.which("chromium")
-CHROMEDRIVER = shutil.which("chromedriver")
-pytestmark = pytest.mark.skipif(
-    CHROMIUM is None or CHROMEDRIVER is None,
-    reason="no browser: install Debian's chromium and chromium-driver (apt-get install chromium chromium-driver)",
-)
+pytestmark = pytest.mark.skipif(not available(), reason=NO_BROWSER)
 
 SCREENSHOTS = Path(__file__).resolve().parents[3] / "reports" / "console-screenshots"
 TOKEN = "console-test-token"
@@ -51,33 +45,11 @@ EDIT_OK = "Let me check my calendar and come back to you after the meeting."
 
 @pytest.fixture
 def browser(tmp_path: Path) -> Iterator[WebDriver]:
-    options = webdriver.ChromeOptions()
-    options.binary_location = CHROMIUM or ""
-    for arg in (
-        "--headless=new",
-        "--no-sandbox",
-        "--disable-gpu",
-        "--disable-quic",
-        "--no-first-run",
-        "--disable-background-networking",
-        "--disable-component-update",
-        "--disable-sync",
-        "--window-size=1440,1000",
-        f"--user-data-dir={tmp_path / 'chromium-profile'}",
-    ):
-        options.add_argument(arg)
     downloads = tmp_path / "downloads"
     downloads.mkdir()
-    options.add_experimental_option(
-        "prefs", {"download.default_directory": str(downloads), "download.prompt_for_download": False}
-    )
-    # An explicit driver path: Selenium Manager never looks for (or downloads) a browser or driver.
-    driver = webdriver.Chrome(service=Service(executable_path=CHROMEDRIVER), options=options)
-    driver.downloads = downloads  # type: ignore[attr-defined]
-    try:
+    with headless_chromium(tmp_path / "chromium-profile", downloads) as driver:
+        driver.downloads = downloads  # type: ignore[attr-defined]
         yield driver
-    finally:
-        driver.quit()
 
 
 class Bot:

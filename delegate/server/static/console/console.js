@@ -429,6 +429,7 @@
       endReason: "",
       abort: new AbortController(),
       rows: new Map(),
+      shownAt: new Map(), // utterance id -> when its decision was first drawn (epoch ms; benchmark.console_latency reads it)
     };
     showView("meeting");
     $("view-meeting").classList.remove("ended");
@@ -644,6 +645,8 @@
         h("p", { class: "utt-text" }, u ? u.text : "(utterance not received)")),
       decisionCard(uid, d, status));
 
+    if (d && !M.shownAt.has(uid)) M.shownAt.set(uid, Date.now());
+    if (M.shownAt.has(uid)) row.dataset.shownAt = M.shownAt.get(uid);
     const old = M.rows.get(uid);
     if (old) old.replaceWith(row);
     else {
