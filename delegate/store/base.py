@@ -27,6 +27,10 @@ class AuditKind(StrEnum):
     closed = "closed"
     ask = "ask"
     answer = "answer"
+    speech_resolved = "speech_resolved"
+    edit_refused = "edit_refused"
+    """An edit of held speech the guard refused: recorded without its words; the speech stays pending."""
+    """A speech held for approval was approved, edited, rejected or expired (`status`, `text`, `reason`)."""
 
 
 ENDED = frozenset({AuditKind.left, AuditKind.closed})
