@@ -39,6 +39,7 @@ import typer
 from prometheus_client.parser import text_string_to_metric_families
 from pydantic import BaseModel
 from websockets.asyncio.client import ClientConnection, connect
+from websockets.exceptions import ConnectionClosedError
 
 from benchmark.asr import AUDIO_FIXTURES, Clip, load_clips
 from benchmark.load import local_server
@@ -181,15 +182,18 @@ def _stream(clips: list[Clip], first: int) -> tuple[bytes, list[Turn]]:
 
 
 async def _receive(ws: ClientConnection, run: ClientRun) -> None:
-    async for raw in ws:
-        now = time.perf_counter()
-        if isinstance(raw, bytes):
-            run.audio_frames.append((now, len(raw)))
-            continue
-        frame = json.loads(raw)
-        run.frames.append((now, frame))
-        if frame["type"] == "error":
-            run.errors.append(frame["code"])
+    try:
+        async for raw in ws:
+            now = time.perf_counter()
+            if isinstance(raw, bytes):
+                run.audio_frames.append((now, len(raw)))
+                continue
+            frame = json.loads(raw)
+            run.frames.append((now, frame))
+            if frame["type"] == "error":
+                run.errors.append(frame["code"])
+    except ConnectionClosedError as e:  # e.g. a server too busy to answer pings: counted, not raised
+        run.errors.append(f"closed:{e.rcvd.code if e.rcvd else e.sent.code if e.sent else 'none'}")
 
 
 async def _next(ws: ClientConnection, kind: str, timeout: float = 60) -> dict[str, Any]:
