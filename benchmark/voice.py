@@ -168,6 +168,11 @@ MEASURES: dict[str, Callable[[list[ClientRun]], list[float]]] = {"final_latency_
 # --- clients ---------------------------------------------------------------------------------------
 
 
+def _auth(token: str) -> dict[str, str]:
+    """The bearer header; none for a server without tokens (an empty `Bearer ` is not a valid header)."""
+    return {"Authorization": f"Bearer {token}"} if token else {}
+
+
 def _stream(clips: list[Clip], first: int) -> tuple[bytes, list[Turn]]:
     """The clips back to back, starting with clip `first`: the PCM and its turns in stream time."""
     from delegate.asr import read_audio
@@ -253,7 +258,7 @@ async def _client(
     step = int(SAMPLE_RATE * CHUNK_S) * 2
     try:
         async with connect(
-            ws_url, additional_headers={"Authorization": f"Bearer {token}"}, open_timeout=30, max_size=None
+            ws_url, additional_headers=_auth(token), open_timeout=30, max_size=None
         ) as ws:
             try:
                 await _open(ws, run, attendees)
@@ -291,7 +296,7 @@ async def _warm_up(url: str, token: str, clip: Clip) -> None:
 
     pcm = read_audio(clip.path)[: int(SAMPLE_RATE * (clip.segments[0].end + 1.0)) * 2]
     ws_url = url.replace("http", "ws", 1).rstrip("/") + f"/v1/meetings/warmup-{secrets.token_hex(4)}/stream"
-    async with connect(ws_url, additional_headers={"Authorization": f"Bearer {token}"}, open_timeout=30) as ws:
+    async with connect(ws_url, additional_headers=_auth(token), open_timeout=30) as ws:
         run = ClientRun("warmup", [])
         await _open(ws, run, [])
         if run.refused:
@@ -334,7 +339,7 @@ async def run_voice(url: str, token: str, clips: list[Clip], meetings: int, stag
     attendees = sorted({a for c in clips for a in c.attendees if a != "Sirui Zhao"})
     streams = [_stream(clips, k % len(clips)) for k in range(meetings)]
     runs = [ClientRun(f"voice-{run_id}-{k}", turns) for k, (_, turns) in enumerate(streams)]
-    async with httpx.AsyncClient(base_url=url, headers={"Authorization": f"Bearer {token}"}, timeout=10) as http:
+    async with httpx.AsyncClient(base_url=url, headers=_auth(token), timeout=10) as http:
         await _warm_up(url, token, clips[0])
         before = await _scrape(http)
         machine0, own0, load0 = _cpu_busy(), time.process_time(), os.getloadavg()[0]

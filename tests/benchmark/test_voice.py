@@ -1,0 +1,48 @@
+"""The voice benchmark, bounded: two meetings stream one short clip in real time to a real loopback server."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from benchmark.voice import main
+from delegate.asr import load_speech_model
+from delegate.config import Settings
+from tests.delegate.server.live import start_server
+
+
+def test_a_meeting_past_capacity_is_refused_and_the_other_is_heard(tmp_path: Path) -> None:
+    live = start_server(
+        Settings(db_path=tmp_path / "audit.sqlite", api_tokens="", log_level="warning", asr_max_streams=1)
+    )
+    load_speech_model()  # the server shares this process's model
+    out = tmp_path / "voice.json"
+    try:
+        report = main(
+            ["--url", live.url, "--meetings", "2", "--clips", "name_cue", "--stagger", "0", "--json", str(out)]
+        )
+    finally:
+        live.stop()
+    figures = json.loads(out.read_text())
+    assert figures == json.loads(report.model_dump_json())
+    assert figures["asr_max_streams"] == 1
+    assert figures["streams_refused"] == 1 and figures["refused_text_ok"] == 1
+    # The meeting heard: both turns of the clip got their final, each after its speech ended.
+    assert figures["turns"] == 2 and figures["finals_lost"] == 0
+    latency = figures["final_latency_s"]
+    assert latency["n"] == 2 and 0.5 <= latency["p50"] <= latency["p95"] <= latency["max"] < 10
+    assert figures["voice_to_voice_s"] is None
+    assert figures["errors"] == {}
+    assert figures["server_rss_mb"] > 0 and figures["server_cpu_pct"] > 0
+
+
+def test_loopback_only_and_known_clips(capsys) -> None:
+    import pytest
+
+    with pytest.raises(SystemExit) as exit_:
+        main(["--url", "http://192.0.2.1:8000", "--meetings", "1"])
+    assert exit_.value.code == 2
+    with pytest.raises(SystemExit) as exit_:
+        main(["--clips", "nonesuch"])
+    assert exit_.value.code == 2
+    assert "--clips must name clips among name_cue" in capsys.readouterr().err
