@@ -28,9 +28,9 @@ class AuditKind(StrEnum):
     ask = "ask"
     answer = "answer"
     speech_resolved = "speech_resolved"
+    """A speech held for approval was approved, edited, rejected or expired (`status`, `text`, `reason`)."""
     edit_refused = "edit_refused"
     """An edit of held speech the guard refused: recorded without its words; the speech stays pending."""
-    """A speech held for approval was approved, edited, rejected or expired (`status`, `text`, `reason`)."""
 
 
 ENDED = frozenset({AuditKind.left, AuditKind.closed})
