@@ -1,0 +1,78 @@
+"""A meeting's audio input: one speech-to-text stream at a time, its finals fed on as utterances."""
+
+from __future__ import annotations
+
+import time
+from typing import TYPE_CHECKING, Protocol
+
+from delegate.models import MAX_UTTERANCE_ID, UNKNOWN_SPEAKER, Utterance
+from delegate.server.protocol import Ack, AudioStart, ErrorCode, ProtocolError, TranscriptMessage, UtteranceIn
+from delegate.server.session_base import SessionBase
+
+if TYPE_CHECKING:
+    from delegate.asr import Transcriber, TranscriptEvent
+
+
+class TranscriberFactory(Protocol):
+    """Opens a speech-to-text stream (delegate.asr) for one `audio_start`.
+
+    Raises ValueError for an unusable sample rate, OSError or RuntimeError when there is no model.
+    """
+
+    async def __call__(self, sample_rate: int, names: list[str]) -> Transcriber: ...
+
+
+class AudioInput(SessionBase):
+    """The audio side of `MeetingSession`."""
+
+    _asr: TranscriberFactory | None
+    _audio: Transcriber | None
+    _audio_speaker: str
+
+    async def audio(self, pcm: bytes) -> None:
+        """One binary frame of the open audio stream; its transcripts go out, its finals on as utterances."""
+        if self.closed:
+            raise ProtocolError(ErrorCode.meeting_closed)
+        if self._audio is None:
+            raise ProtocolError(ErrorCode.binary_not_supported)
+        self.last_activity = time.time()
+        await self._on_transcripts(await self._audio.afeed(pcm))
+
+    async def _on_audio_start(self, message: AudioStart) -> None:
+        if self._asr is None:
+            raise ProtocolError(ErrorCode.audio_not_supported)
+        # Recognition is biased toward the names people here will be called by.
+        names = [self.principal.name, *self.principal.aliases]
+        names += [self.state.display_name(a) for a in self.state.attendees]
+        try:
+            stream = await self._asr(message.sample_rate, names)
+        except ValueError as e:
+            raise ProtocolError(ErrorCode.bad_audio, f"The audio stream cannot be transcribed: {e}.") from e
+        except (OSError, RuntimeError) as e:
+            self._log.exception("asr_unavailable")
+            raise ProtocolError(ErrorCode.audio_not_supported) from e
+        await self._end_audio()  # a new stream ends the one before
+        self._audio, self._audio_speaker = stream, message.speaker or UNKNOWN_SPEAKER
+        await self._send(Ack(of="audio_start", meeting_id=self.meeting_id))
+
+    async def _end_audio(self) -> None:
+        stream, self._audio = self._audio, None
+        if stream is not None:
+            await self._on_transcripts(await stream.aflush())
+
+    async def _on_transcripts(self, events: list[TranscriptEvent]) -> None:
+        for event in events:
+            uid = 0 if self.state.last_id is None else self.state.last_id + 1
+            if uid > MAX_UTTERANCE_ID:
+                raise ProtocolError(ErrorCode.bad_utterance_id, "This meeting has used up its utterance ids.")
+            utterance = Utterance(
+                id=uid,
+                speaker=self._audio_speaker,
+                text=event.text,
+                start=event.start,
+                end=event.end,
+                final=event.final,
+            )
+            await self._send(TranscriptMessage(meeting_id=self.meeting_id, utterance=utterance))
+            if event.final:
+                await self._on_utterance(UtteranceIn(type="utterance", **utterance.model_dump()))
