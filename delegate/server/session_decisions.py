@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import time
+from collections.abc import Awaitable, Callable
 
 from delegate.guard import guard_decision
 from delegate.models import Decision
@@ -23,6 +24,8 @@ class Decisions(SessionBase):
     _pending: asyncio.Task[None] | None
     _pending_id: int | None
     _committing: bool
+    # Implemented by the voice side (VoiceOut): declared, not defined, so the mixin order cannot shadow it.
+    _say: Callable[[Decision], Awaitable[None]]
 
     def resume_decision(self, utterance_id: int) -> None:
         self._pending_id = utterance_id
@@ -100,3 +103,4 @@ class Decisions(SessionBase):
     async def _release(self, decision: Decision) -> None:
         """Tell the bot's client a recorded decision: the one path by which spoken text reaches it."""
         await self._send(DecisionMessage(meeting_id=self.meeting_id, decision=decision))
+        await self._say(decision)  # and its voice, after the text

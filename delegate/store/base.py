@@ -27,6 +27,10 @@ class AuditKind(StrEnum):
     closed = "closed"
     ask = "ask"
     answer = "answer"
+    speech = "speech"
+    """What the delegate's voice said of a decision: all of it, or up to where it was cut (`said`, `played_ms`)."""
+    echo = "echo"
+    """A transcript of the delegate's own voice coming back through the bot's audio: not decided on."""
 
 
 ENDED = frozenset({AuditKind.left, AuditKind.closed})
