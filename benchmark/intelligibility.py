@@ -15,9 +15,9 @@ import re
 import time
 from pathlib import Path
 
-import jiwer
 import typer
 from pydantic import BaseModel
+from rapidfuzz.distance import Levenshtein
 from text_to_num import alpha2digit
 
 from benchmark.data import FIXTURES, load
@@ -27,6 +27,7 @@ from delegate.asr import SAMPLE_RATE, SpeechModel, load_speech_model
 from delegate.engines import build_engine
 from delegate.extras import run_cli
 from delegate.voice.base import SpokenSentence, Synthesizer
+from delegate.voice.echo import ECHO_MIN_RATIO, ECHO_MIN_WORDS, echo_ratio
 from delegate.voice.pcm import pcm_to_float
 from delegate.voice.stream import load_synthesizer, synthesize_all
 
@@ -47,6 +48,8 @@ class ReplyWER(BaseModel):
 
 class Intelligibility(BaseModel):
     replies: int
+    echo_ratios: list[float]
+    """`echo_ratio` of each piece heard back (3 words or more) against its reply: the echo detector's view."""
     words: int
     wer: float
     """Word errors over all replies / their words."""
@@ -54,6 +57,12 @@ class Intelligibility(BaseModel):
     synthesis_s: float
     recognition_s: float
     worst: list[ReplyWER]
+
+
+def wer(references: list[str], hypotheses: list[str]) -> float:
+    """Word error rate: word edits (substitutions, deletions, insertions) over the references' words."""
+    edits = sum(Levenshtein.distance(r.split(), h.split()) for r, h in zip(references, hypotheses, strict=True))
+    return edits / max(1, sum(len(r.split()) for r in references))
 
 
 def normalise(text: str) -> str:
@@ -67,10 +76,31 @@ def normalise(text: str) -> str:
 
 def spoken_replies(data: Path = FIXTURES) -> list[str]:
     """Each distinct text the delegate speaks in the snapshot replay of `data`, sorted."""
+    return sorted({text for texts in _replies_by_meeting(data).values() for text in texts})
+
+
+def _replies_by_meeting(data: Path) -> dict[str, set[str]]:
     meetings = load(data)
     cases = select_cases(meetings, set(VARIANTS), None, 0, None)
     results = asyncio.run(replay_snapshots(meetings, cases, build_engine("local"), OfflineJudge()))
-    return sorted({r.response for r in results if r.spoke})
+    out: dict[str, set[str]] = {}
+    for r in results:
+        if r.spoke:
+            out.setdefault(r.meeting_id, set()).add(r.response)
+    return out
+
+
+def turn_echo_ratios(data: Path = FIXTURES) -> list[float]:
+    """`echo_ratio` of each turn of a meeting (3 words or more) against each reply the delegate speaks in it:
+    what the echo detector would make of people, were they speaking while the delegate does."""
+    replies = _replies_by_meeting(data)
+    return [
+        echo_ratio(u.text, reply)
+        for m in load(data)
+        for u in m.utterances
+        if len(u.text.split()) >= ECHO_MIN_WORDS
+        for reply in replies.get(m.meeting_id, ())
+    ]
 
 
 def _chunks(sentences: list[SpokenSentence]) -> list[list[SpokenSentence]]:
@@ -85,6 +115,7 @@ def _chunks(sentences: list[SpokenSentence]) -> list[list[SpokenSentence]]:
 def measure(replies: list[str], synthesizer: Synthesizer, model: SpeechModel, worst: int = 5) -> Intelligibility:
     refs: list[str] = []
     heard: list[str] = []
+    echo_ratios: list[float] = []
     audio_s = synth_s = asr_s = 0.0
     for text in replies:
         t0 = time.perf_counter()
@@ -94,19 +125,22 @@ def measure(replies: list[str], synthesizer: Synthesizer, model: SpeechModel, wo
         for chunk in _chunks(sentences):
             audio = pcm_to_float(b"".join(s.pcm for s in chunk), synthesizer.sample_rate, SAMPLE_RATE)
             parts.append(model.transcribe(audio, beam_size=5))
+            if len(parts[-1].split()) >= ECHO_MIN_WORDS:
+                echo_ratios.append(echo_ratio(parts[-1], text))
         asr_s += time.perf_counter() - t1
         synth_s += t1 - t0
         audio_s += sum(s.seconds for s in sentences)
         refs.append(normalise(text))
         heard.append(" ".join(parts))
     per_reply = sorted(
-        (ReplyWER(text=t, heard=h, wer=jiwer.wer(r, normalise(h) or "-")) for t, h, r in zip(replies, heard, refs, strict=True)),
+        (ReplyWER(text=t, heard=h, wer=wer([r], [normalise(h)])) for t, h, r in zip(replies, heard, refs, strict=True)),
         key=lambda x: -x.wer,
     )
     return Intelligibility(
         replies=len(replies),
+        echo_ratios=echo_ratios,
         words=sum(len(r.split()) for r in refs),
-        wer=jiwer.wer(refs, [normalise(h) or "-" for h in heard]),
+        wer=wer(refs, [normalise(h) for h in heard]),
         audio_s=audio_s,
         synthesis_s=synth_s,
         recognition_s=asr_s,
@@ -129,6 +163,14 @@ def main(
         f"WER {result.wer:.1%} (synthesis {result.synthesis_s:.0f} s, "
         f"real-time factor {result.synthesis_s / max(result.audio_s, 1e-9):.2f}; recognition {result.recognition_s:.0f} s)"
     )
+    people = turn_echo_ratios(data)
+    echoes = sorted(result.echo_ratios)
+    if echoes and people:
+        typer.echo(
+            f"echo detector (partial_ratio >= {ECHO_MIN_RATIO:.0f}): the voice heard back scores {echoes[0]:.1f} at the "
+            f"lowest, {echoes[len(echoes) // 2]:.1f} at the median ({len(echoes)} pieces); people's turns against the "
+            f"replies of their meeting reach it in {sum(r >= ECHO_MIN_RATIO for r in people) / len(people):.2%} of {len(people)} pairs"
+        )
     for w in result.worst:
         typer.echo(f"  {w.wer:.0%}  said: {w.text}\n       heard: {w.heard}")
     if json_out is not None:

@@ -35,7 +35,7 @@ class AudioInput(SessionBase):
     _audio_rate: int
     # Implemented by the voice side (VoiceOut): declared, not defined.
     heard_echo: Callable[..., Awaitable[bool]]
-    barge_in: Callable[[str], Awaitable[None]]
+    barge_in: Callable[..., Awaitable[None]]
 
     async def audio(self, pcm: bytes) -> None:
         """One binary frame of the open audio stream; its transcripts go out, its finals on as utterances."""
@@ -77,7 +77,7 @@ class AudioInput(SessionBase):
             if await self.heard_echo(event.text, start, end, event.final, stream_start=event.start, stream_end=event.end):
                 continue  # the delegate's own voice: not a turn, not someone speaking over it
             if not event.final and event.text.strip():
-                await self.barge_in(self._audio_speaker)  # someone is speaking: speech detected
+                await self.barge_in(self._audio_speaker, event.text)  # someone is speaking: speech detected
             uid = 0 if self.state.last_id is None else self.state.last_id + 1
             if uid > MAX_UTTERANCE_ID:
                 raise ProtocolError(ErrorCode.bad_utterance_id, "This meeting has used up its utterance ids.")

@@ -139,12 +139,13 @@ class VoiceOut(SessionBase):
         if ahead > LEAD_S:
             await asyncio.sleep(ahead - LEAD_S)
 
-    async def barge_in(self, by: str) -> None:
-        """Someone else speaks: stop the delegate's speech where it is, and tell the client so."""
+    async def barge_in(self, by: str, heard: str | None = None) -> None:
+        """Someone else speaks (`heard`: the partial transcript that says so, for audio): stop the delegate's
+        speech where it is, and tell the client so."""
         playing = self._playing
         if playing is None:
             return
-        await self._cut(playing, "barge_in", by=by)
+        await self._cut(playing, "barge_in", by=by, **({"heard": heard} if heard is not None else {}))
 
     async def _cut(self, playing: _Playing, reason: str, **extra: object) -> None:
         self._playing = None
