@@ -9,9 +9,12 @@ from pydantic import BaseModel, ConfigDict
 
 SAMPLE_WIDTH = 2  # bytes per sample: 16-bit PCM
 
-# A sentence ends at . ! or ? followed by space; the engine gets one sentence at a time so the first one
-# can be on its way while the next is synthesised.
-_SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
+# The engine gets one piece at a time, so the first can be on its way while the next is synthesised: a
+# sentence, or a clause of it (after ; or :), and a long one is cut at its commas too. The first audio
+# waits for the first piece only (a 20-word sentence takes Piper ~0.5 s on two cores, a clause ~0.1 s).
+_PIECE_END = re.compile(r"(?<=[.!?;:])\s+")
+_COMMA = re.compile(r"(?<=,)\s+")
+LONG_PIECE_WORDS = 12
 
 
 class Synthesizer(Protocol):
@@ -44,5 +47,21 @@ class SpokenSentence(BaseModel):
 
 
 def split_sentences(text: str) -> list[str]:
-    """The sentences of a reply, in order, none empty."""
-    return [s.strip() for s in _SENTENCE_END.split(text) if s.strip()]
+    """The pieces of a reply to synthesise one by one, in order, none empty: its sentences and clauses,
+    a piece of more than `LONG_PIECE_WORDS` words cut at its commas (into parts of 4 words or more)."""
+    pieces: list[str] = []
+    for piece in (p.strip() for p in _PIECE_END.split(text)):
+        if not piece:
+            continue
+        if len(piece.split()) <= LONG_PIECE_WORDS:
+            pieces.append(piece)
+            continue
+        part = ""
+        for clause in _COMMA.split(piece):
+            part = f"{part} {clause}".strip()
+            if len(part.split()) >= 4:
+                pieces.append(part)
+                part = ""
+        if part:
+            pieces[-1] = f"{pieces[-1]} {part}"
+    return pieces

@@ -16,6 +16,12 @@ def test_sentences_split_at_their_ends_only():
     assert split_sentences(REPLY) == ["The migration finishes on Friday.", "I will send the checklist tonight!", "Any questions?"]
     assert split_sentences("Version 5.4 ships on 1.2.2027 at 9.30") == ["Version 5.4 ships on 1.2.2027 at 9.30"]
     assert split_sentences("  ") == []
+    # Clauses and the commas of a long sentence: the first audio waits for a short piece only.
+    assert split_sentences("The data collection is on track: two hundred recordings are in.") == [
+        "The data collection is on track:", "two hundred recordings are in."]
+    long = "If the visa is late, I can join remotely, present a recorded talk, and answer questions by chat, as agreed."
+    assert split_sentences(long) == ["If the visa is late,", "I can join remotely,", "present a recorded talk,",
+                                     "and answer questions by chat, as agreed."]
 
 
 def test_the_shipped_voice_streams_a_reply_sentence_by_sentence():
