@@ -133,6 +133,7 @@ COMMANDS = [
     Command(["benchmark.actions", "--refine", "--json", "actions-refined.json"], LLM, json_has("actions-refined.json"), llm=True),
     Command(["benchmark.latency", "--sizes", "100,200", "--json", "latency.json"], check=json_has("latency.json", "latency_ms")),
     Command(["benchmark.load", "--meetings", "2", "--rate", "2", "--duration", "3", "--json", "load.json"], check=json_has("load.json")),
+    Command(["benchmark.console_latency", "--utterances", "20", "--rate", "10", "--json", "console.json"], check=json_has("console.json", "watcher_p95_ms")),
     Command(["benchmark.asr", "--json", "asr.json"], AUDIO, asr_quality),
     Command(["delegate", "listen", str(WAV), "--principal", str(PRINCIPAL)], AUDIO, prints("(delegate) says", "would have spoken 1 time")),
     Command(["delegate", "listen", str(WAV), "--principal", str(PRINCIPAL), "--speak", "replies.wav"], AUDIO | VOICE, wav_written("replies.wav")),
@@ -334,7 +335,8 @@ async def meeting_over_websocket(port: int, audio: bool, voice: bool) -> str | N
 
 
 def check_service(extras: frozenset[str], cwd: Path, env: dict[str, str]) -> str | None:
-    """`delegate serve` on loopback: /healthz with the version, one meeting over the WebSocket, then `delegate audit`."""
+    """`delegate serve` on loopback: /healthz with the version, the console's page, one meeting over the
+    WebSocket, then `delegate audit`."""
     import httpx
 
     port, db = free_port(), cwd / f"audit-{'-'.join(sorted(extras)) or 'base'}.sqlite"
@@ -354,6 +356,10 @@ def check_service(extras: frozenset[str], cwd: Path, env: dict[str, str]) -> str
                 time.sleep(0.5)
         if health.get("status") != "ok" or health.get("version") != metadata.version(DISTRIBUTION):
             return f"/healthz answered {health}"
+        for path, text in [("/", "console.js"), ("/static/console/console.js", "text/event-stream")]:
+            page = httpx.get(f"http://127.0.0.1:{port}{path}", timeout=5)
+            if page.status_code != 200 or text not in page.text:
+                return f"the console: GET {path} answered {page.status_code}, without {text!r}"
         problem = asyncio.run(meeting_over_websocket(port, audio="audio" in extras, voice="voice" in extras))
         if problem:
             return problem
@@ -429,7 +435,7 @@ def main() -> int:
         if llm is not None:
             llm.stop()
     started = time.monotonic()
-    report("delegate serve: /healthz, one meeting over the WebSocket, then delegate audit", check_service(extras, cwd, env), started, failures)
+    report("delegate serve: /healthz, the console, one meeting over the WebSocket, then delegate audit", check_service(extras, cwd, env), started, failures)
 
     print(f"smoke: {len(COMMANDS) + len(checks) + 1 - len(failures)} passed, {len(failures)} failed", flush=True)
     return 1 if failures else 0

@@ -33,6 +33,11 @@ class Settings(BaseSettings):
     release_seconds: float = Field(default=5.0, gt=0)
     """With PostgreSQL: a meeting with no connection for this long is let go (not ended), so that its client,
     routed to another process, can resume it there."""
+    approval_timeout_s: float = Field(default=30.0, gt=0)
+    """A speech held for the principal's approval (meeting `approval: speech|all`) expires after this."""
+    watch_queue_events: int = Field(default=1000, ge=1)
+    """Events one watcher (`GET /v1/meetings/{id}/events`) may fall behind before it is dropped: a slow
+    watcher never slows the meeting."""
     owner_key: SecretStr | None = None
     """Key of the HMAC that turns a bearer token into the owner id kept in sessions and the audit log;
     unset: a random key made once and kept in `<db_path>.owner-key` (mode 0600)."""

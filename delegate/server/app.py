@@ -9,6 +9,7 @@ import asyncio
 import contextlib
 import importlib
 import importlib.util
+import socket
 import sys
 import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable
@@ -17,9 +18,9 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import structlog
 import uvicorn
-from fastapi import Depends, FastAPI, Query, Request, WebSocket, WebSocketDisconnect
+from fastapi import Depends, FastAPI, Path, Query, Request, WebSocket, WebSocketDisconnect
 from fastapi.exceptions import RequestValidationError
-from fastapi.responses import JSONResponse, Response
+from fastapi.responses import JSONResponse, Response, StreamingResponse
 from fastapi_offline import FastAPIOffline
 
 from delegate import __version__, guard
@@ -31,8 +32,8 @@ from delegate.engines.base import Engine
 from delegate.extras import EXTRA_OF_MODULE, MissingExtra, missing_extra
 from delegate.logs import configure_logging
 from delegate.meeting import MeetingState
-from delegate.models import BackgroundItem, Decision, Profile, ProposedAction, Utterance
-from delegate.server import history
+from delegate.models import MAX_UTTERANCE_ID, BackgroundItem, Decision, Profile, ProposedAction, Utterance
+from delegate.server import console, history
 from delegate.server.auth import Auth, audit_id, check_binding, client_id, owner_key
 from delegate.server.history import PastMeeting
 from delegate.server.limits import BodyLimit, SocketCounter, TextBudget, check_spec
@@ -43,6 +44,7 @@ from delegate.server.protocol import (
     CreateMeeting,
     ErrorCode,
     ErrorMessage,
+    FieldError,
     Join,
     MeetingInfo,
     MeetingList,
@@ -50,9 +52,13 @@ from delegate.server.protocol import (
     MeetingSummary,
     ProtocolError,
     ServerMessage,
+    SpeechResult,
+    ValidationFailure,
+    Verdict,
     parse_client_message,
 )
 from delegate.server.sessions import MeetingSession, Sessions
+from delegate.server.watch import Watcher
 from delegate.store import Store, open_store
 
 if TYPE_CHECKING:
@@ -69,12 +75,16 @@ _HTTP_STATUS = {
     ErrorCode.not_found: 404,
     ErrorCode.conflict: 409,
     ErrorCode.meeting_closed: 409,
+    ErrorCode.not_pending: 409,
+    ErrorCode.private_text: 422,
     ErrorCode.bad_message: 422,
     ErrorCode.bad_meeting_id: 422,
     ErrorCode.too_large: 413,
     ErrorCode.too_many: 429,
 }
 SWITCH_INTERVAL_S = 0.001
+SSE_PING_S = 15.0
+"""A comment line on a quiet event stream this often, so that proxies keep it open and a gone reader is noticed."""
 _CLOSE_POLICY = 1008
 """RFC 6455 policy violation: the close code after an auth failure."""
 
@@ -321,6 +331,8 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         max_per_owner=settings.max_sessions_per_token,
         askers=askers,
         voice=voice,
+        approval_timeout_s=settings.approval_timeout_s,
+        watch_limit=settings.watch_queue_events,
     )
     svc = Service(
         settings=settings,
@@ -366,10 +378,16 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     @app.exception_handler(RequestValidationError)
     async def _validation_error(request: Request, exc: RequestValidationError) -> JSONResponse:
         metrics.error(ErrorCode.bad_message)
-        first = exc.errors()[0] if exc.errors() else {"loc": (), "msg": "invalid request"}
-        where = ".".join(str(p) for p in first.get("loc", ()) if p != "body") or "(body)"
-        body = ErrorMessage(code=ErrorCode.bad_message, detail=f"{where}: {first.get('msg')}")
+        fields = [
+            FieldError(loc=".".join(str(p) for p in e.get("loc", ()) if p != "body") or "(body)", message=e.get("msg", ""))
+            for e in exc.errors()
+        ] or [FieldError(loc="(body)", message="invalid request")]
+        body = ValidationFailure(
+            code=ErrorCode.bad_message, detail=f"{fields[0].loc}: {fields[0].message}", fields=fields
+        )
         return JSONResponse(body.model_dump(mode="json"), status_code=422)
+
+    console.mount(app)
 
     @app.get("/healthz")
     async def healthz() -> JSONResponse:
@@ -429,6 +447,50 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     async def ask(body: AskRequest, session: OwnedSession) -> Answer:
         return await session.ask(body.question, body.audience)
 
+    @app.post("/v1/meetings/{meeting_id}/speech/{utterance_id}")
+    async def resolve_speech(
+        utterance_id: Annotated[int, Path(ge=0, le=MAX_UTTERANCE_ID)], body: Verdict, session: OwnedSession
+    ) -> SpeechResult:
+        held = await session.resolve_speech(utterance_id, body.verdict, body.text, body.comment)
+        return SpeechResult(utterance_id=held.utterance_id, status=held.status, text=held.shown)
+
+    @app.post("/v1/meetings/{meeting_id}/actions/{action_id}")
+    async def resolve_action(action_id: str, body: Verdict, session: OwnedSession) -> ProposedAction:
+        if body.text is not None:
+            raise ProtocolError(ErrorCode.bad_message, "text: an action is approved or rejected, not edited.")
+        return await session.resolve_action(action_id, body.verdict, body.comment)
+
+    @app.get("/v1/meetings/{meeting_id}/events")
+    async def events(found: OwnedMeeting) -> StreamingResponse:
+        if isinstance(found, MeetingSession):
+            watcher = found.watch()
+            unsubscribe: Callable[[], None] = lambda: found.watchers.unsubscribe(watcher)  # noqa: E731
+        else:
+            watcher = Watcher(found.replay(), settings.watch_queue_events)
+            watcher.end()
+            unsubscribe = lambda: None  # noqa: E731
+        return StreamingResponse(
+            _event_stream(watcher, unsubscribe),
+            media_type="text/event-stream",
+            headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"},
+        )
+
+    @app.get("/v1/meetings/{meeting_id}/audit")
+    async def audit_log(meeting_id: str, caller: Caller) -> Response:
+        key = audit_id(caller, meeting_id) if MEETING_ID.fullmatch(meeting_id) else None
+        found = await store.events(key) if key is not None else []
+        if not found:
+            raise ProtocolError(ErrorCode.not_found, f"No meeting {meeting_id!r}.")
+        lines = (
+            e.model_copy(update={"meeting_id": meeting_id}).model_dump_json(include=_AUDIT_FIELDS) + "\n"
+            for e in found
+        )
+        return Response(
+            "".join(lines),
+            media_type="application/x-ndjson",
+            headers={"Content-Disposition": f'attachment; filename="{meeting_id}.audit.jsonl"'},
+        )
+
     @app.websocket("/v1/meetings/{meeting_id}/stream")
     async def stream(ws: WebSocket, meeting_id: str) -> None:
         await ws.accept()
@@ -439,6 +501,25 @@ def create_app(settings: Settings | None = None) -> FastAPI:
             metrics.connections.dec()
 
     return app
+
+
+_AUDIT_FIELDS = {"seq", "ts", "meeting_id", "kind", "utterance_id", "payload"}
+
+
+async def _event_stream(watcher: Watcher, unsubscribe: Callable[[], None]) -> AsyncIterator[str]:
+    """Server-sent events: one `data:` line of JSON per watch event; the stream ends when the watcher does."""
+    try:
+        while True:
+            try:
+                event = await asyncio.wait_for(watcher.next(), SSE_PING_S)
+            except TimeoutError:
+                yield ": ping\n\n"
+                continue
+            if event is None:
+                return
+            yield f"data: {event.model_dump_json()}\n\n"
+    finally:
+        unsubscribe()
 
 
 async def handle_binary(session: MeetingSession | None, data: bytes) -> None:
@@ -600,6 +681,17 @@ def uvicorn_config(app: FastAPI, settings: Settings, host: str, port: int) -> uv
     )
 
 
+class Server(uvicorn.Server):
+    """uvicorn's server, ending the watchers' event streams first when it stops: uvicorn waits for every open
+    response before the app's own shutdown, and an event stream does not end by itself."""
+
+    async def shutdown(self, sockets: list[socket.socket] | None = None) -> None:
+        service = getattr(getattr(self.config.app, "state", None), "service", None)
+        if isinstance(service, Service):
+            service.sessions.end_watching()
+        await super().shutdown(sockets)
+
+
 def run(host: str | None = None, port: int | None = None, settings: Settings | None = None) -> None:
     """`python -m delegate serve`: refuses to listen beyond loopback unless tokens are configured."""
     settings = settings or load_settings()
@@ -614,4 +706,4 @@ def run(host: str | None = None, port: int | None = None, settings: Settings | N
     # Long turns are analysed in worker threads; the event loop, which answers every other meeting,
     # gets the interpreter back after 1 ms of theirs rather than the default 5 ms.
     sys.setswitchinterval(SWITCH_INTERVAL_S)
-    uvicorn.Server(uvicorn_config(create_app(settings), settings, host, port)).run()
+    Server(uvicorn_config(create_app(settings), settings, host, port)).run()

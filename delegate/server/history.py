@@ -9,9 +9,11 @@ from __future__ import annotations
 import asyncio
 from dataclasses import dataclass, field
 
-from delegate.models import Decision, Profile, ProposedAction
-from delegate.server.protocol import MeetingInfo, MeetingSpec
+from delegate.models import Decision, Profile, ProposedAction, Utterance
+from delegate.server.approval import HeldSpeech
+from delegate.server.protocol import BackgroundView, MeetingInfo, MeetingSpec, WatchEvent
 from delegate.server.rebuild import rebuild
+from delegate.server.watch import replay
 from delegate.store.base import AuditKind, Store
 
 
@@ -22,9 +24,17 @@ class PastMeeting:
     summary: MeetingInfo
     decisions: list[Decision] = field(default_factory=list)
     actions: dict[str, ProposedAction] = field(default_factory=dict)
+    utterances: list[Utterance] = field(default_factory=list)
+    speech: dict[int, HeldSpeech] = field(default_factory=dict)
+    ended_reason: str | None = None
 
     def info(self) -> MeetingInfo:
         return self.summary
+
+    def replay(self) -> list[WatchEvent]:
+        """The meeting as watch events; an ended one ends with `meeting_ended`."""
+        ended = (self.ended_reason or "ended") if self.summary.ended else None
+        return replay(self.summary.meeting_id, self.utterances, self.decisions, self.speech, self.actions.values(), ended)
 
 
 async def from_log(store: Store, key: str, meeting_id: str) -> PastMeeting | None:
@@ -39,6 +49,7 @@ async def from_log(store: Store, key: str, meeting_id: str) -> PastMeeting | Non
         attendees=list(p.get("attendees") or []),
         names=dict(p.get("names") or {}),
         engine=p.get("engine"),
+        approval=p.get("approval") or "none",
     )
     rebuilt = await asyncio.to_thread(rebuild, meeting_id, spec, events, None)
     summary = MeetingInfo(
@@ -54,5 +65,26 @@ async def from_log(store: Store, key: str, meeting_id: str) -> PastMeeting | Non
         created_at=rebuilt.created_at or created.ts,
         last_activity=events[-1].ts,
         ended=rebuilt.ended,
+        approval=spec.approval,
+        background=_background(spec.principal, p.get("private_items", 0), p.get("private_at")),
     )
-    return PastMeeting(summary, list(rebuilt.decisions), dict(rebuilt.actions))
+    return PastMeeting(
+        summary,
+        list(rebuilt.decisions),
+        dict(rebuilt.actions),
+        list(rebuilt.state.utterances),
+        dict(rebuilt.speech),
+        rebuilt.ended_reason,
+    )
+
+
+def _background(logged: Profile, private_items: int, private_at: list[int] | None) -> list[BackgroundView] | None:
+    """The full background's order again: the log holds the shareable items, and where the private ones were."""
+    shareable = iter(BackgroundView.of(logged.background))
+    if private_at is None and private_items:
+        return None
+    blanks = set(private_at or [])
+    return [
+        BackgroundView(shareable=False) if i in blanks else next(shareable)
+        for i in range(len(logged.background) + len(blanks))
+    ]

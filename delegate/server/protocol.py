@@ -10,7 +10,7 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError, model_validator
 
 from delegate.ask import Answer, Audience
-from delegate.models import Decision, Profile, ProposedAction, Utterance, UtteranceId
+from delegate.models import BackgroundItem, Decision, Profile, ProposedAction, Utterance, UtteranceId
 
 MEETING_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}")
 """A meeting id, to be used with `fullmatch` (`$` would let a trailing newline through)."""
@@ -40,6 +40,8 @@ class ErrorCode(StrEnum):
     rate_limited = "rate_limited"
     engine_error = "engine_error"
     voice_not_supported = "voice_not_supported"
+    not_pending = "not_pending"
+    private_text = "private_text"
     internal = "internal"
 
 
@@ -67,6 +69,8 @@ ERROR_TEXT: dict[ErrorCode, str] = {
     ErrorCode.rate_limited: "Text frames come faster than this server allows; this one was not processed.",
     ErrorCode.engine_error: "The engine failed on this utterance; the session goes on.",
     ErrorCode.voice_not_supported: "This server cannot speak (no text-to-speech installed); replies come as text only.",
+    ErrorCode.not_pending: "This speech is no longer pending: it was approved, rejected or expired.",
+    ErrorCode.private_text: "The text gives away an item the principal marked private; nothing was sent.",
     ErrorCode.internal: "The server failed on this message; the session goes on.",
 }
 
@@ -85,6 +89,19 @@ class _Message(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
 
 
+Approval = Literal["none", "speech", "all"]
+"""A meeting's approval setting: `speech` holds what the delegate would say until the principal approves
+it; `all` holds proposed action items too."""
+
+SpeechStatus = Literal["pending", "approved", "edited", "rejected", "expired"]
+"""Where a held speech stands; `approved`/`edited` were sent to the bot, the others never were."""
+
+ApprovalStatus = Literal["none", "pending", "approved", "edited", "rejected", "expired"]
+"""A decision's approval: `none` when it was not held (silent, or the meeting holds nothing)."""
+
+MAX_EDIT_CHARS = 2000
+
+
 # --- client -> server ------------------------------------------------------------------------------
 
 
@@ -97,6 +114,8 @@ class MeetingSpec(_Message):
     """Display names for speaker labels."""
     engine: str | None = None
     """Engine name; default: the server's `DELEGATE_ENGINE`."""
+    approval: Approval = "none"
+    """What waits for the principal's approval before the bot's client gets it."""
 
     def all_attendees(self) -> list[str]:
         """The attendees, the principal always among them, listed or not."""
@@ -118,6 +137,8 @@ class Join(_Message):
     attendees: list[str] = Field(default_factory=list)
     names: dict[str, str] = Field(default_factory=dict)
     engine: str | None = None
+    approval: Approval | None = None
+    """Starting a meeting: its approval setting (default `none`); resuming: must match it, if given."""
     last_utterance_id: UtteranceId | None = None
     """Resume: the last utterance id this client sent before it lost the connection."""
     voice: bool | None = None
@@ -128,7 +149,11 @@ class Join(_Message):
         if self.principal is None:
             return None
         return MeetingSpec(
-            principal=self.principal, attendees=self.attendees, names=self.names, engine=self.engine
+            principal=self.principal,
+            attendees=self.attendees,
+            names=self.names,
+            engine=self.engine,
+            approval=self.approval or "none",
         )
 
 
@@ -155,19 +180,38 @@ class AudioEnd(_Message):
     type: Literal["audio_end"]
 
 
-class Feedback(_Message):
-    """The principal's verdict on a proposed action (`action_id`) or on a decision (`utterance_id`)."""
+class Verdict(_Message):
+    """`POST /v1/meetings/{id}/speech/{utterance_id}` and `/actions/{action_id}` body: the principal's word."""
+
+    verdict: Literal["approve", "reject"]
+    text: str | None = Field(default=None, min_length=1, max_length=MAX_EDIT_CHARS)
+    """Approve a held speech with this text instead of the delegate's (an edit; speech only)."""
+    comment: str = Field(default="", max_length=2000)
+
+    @model_validator(mode="after")
+    def _edit_approves(self) -> Verdict:
+        if self.text is not None:
+            if self.verdict != "approve":
+                raise ValueError("text (an edit) goes with verdict approve")
+            if not self.text.strip():
+                raise ValueError("text: an edit needs some text")
+        return self
+
+
+class Feedback(Verdict):
+    """The principal's verdict on a proposed action (`action_id`) or on a decision (`utterance_id`);
+    on a held speech, it approves (with `text`: edits) or rejects it."""
 
     type: Literal["feedback"]
-    verdict: Literal["approve", "reject"]
     action_id: str | None = Field(default=None, max_length=200)
     utterance_id: UtteranceId | None = None
-    comment: str = Field(default="", max_length=2000)
 
     @model_validator(mode="after")
     def _one_target(self) -> Feedback:
         if (self.action_id is None) == (self.utterance_id is None):
             raise ValueError("give exactly one of action_id or utterance_id")
+        if self.text is not None and self.action_id is not None:
+            raise ValueError("text edits a held speech (utterance_id), not an action")
         return self
 
 
@@ -218,6 +262,9 @@ class DecisionMessage(_Message):
     decision: Decision
     resumed: bool = False
     """Made while the client was away, sent again on resume."""
+    approval: ApprovalStatus = "none"
+    """To the bot: `none` (not held), `approved`/`edited` (`speak` is the text to say), `rejected`/`expired`
+    (`speak` is empty). To a watcher: the decision as proposed, with where its approval stands."""
 
 
 class ActionMessage(_Message):
@@ -241,6 +288,18 @@ class ErrorMessage(_Message):
     @classmethod
     def of(cls, error: ProtocolError) -> ErrorMessage:
         return cls(code=error.code, detail=error.detail, utterance_id=error.utterance_id)
+
+
+class FieldError(_Message):
+    loc: str
+    """Where in the body, dotted (`principal.background.1.information`)."""
+    message: str
+
+
+class ValidationFailure(ErrorMessage):
+    """A REST body refused as invalid (422): `detail` names the first problem, `fields` lists them all."""
+
+    fields: list[FieldError]
 
 
 class AnswerMessage(_Message):
@@ -290,6 +349,77 @@ ServerMessage = (
 )
 
 
+class SpeechResult(_Message):
+    """A held speech as it stands (the answer to `POST .../speech/{utterance_id}`)."""
+
+    utterance_id: int
+    status: SpeechStatus
+    text: str
+    """Approved or edited: what the bot was sent; rejected, expired or pending: what the delegate proposed."""
+
+
+# --- server -> watcher (`GET /v1/meetings/{id}/events`) -----------------------------------------------
+
+
+class UtteranceEvent(_Message):
+    type: Literal["utterance"] = "utterance"
+    meeting_id: str
+    utterance: Utterance
+
+
+class SpeechPending(_Message):
+    """The delegate would say `text` after `utterance_id`; the bot gets nothing until the principal approves."""
+
+    type: Literal["speech_pending"] = "speech_pending"
+    meeting_id: str
+    utterance_id: int
+    text: str
+    expires_at: float
+    """Epoch seconds; a newer utterance expires it sooner."""
+
+
+class SpeechResolved(_Message):
+    type: Literal["speech_resolved"] = "speech_resolved"
+    meeting_id: str
+    utterance_id: int
+    status: SpeechStatus
+    text: str
+    reason: str | None = None
+    """Why it expired: `newer_utterance`, `timeout`, `taken_over`, `meeting_ended`."""
+
+
+class MeetingEnded(_Message):
+    type: Literal["meeting_ended"] = "meeting_ended"
+    meeting_id: str
+    reason: str
+
+
+class Live(_Message):
+    """Sent once, after the replay: what follows happens now."""
+
+    type: Literal["live"] = "live"
+    meeting_id: str
+
+
+WatchEvent = UtteranceEvent | DecisionMessage | SpeechPending | SpeechResolved | ActionMessage | MeetingEnded | Live
+
+
+class BackgroundView(_Message):
+    """A background item as the owner's console shows it: a private one keeps its place, never its words."""
+
+    context: str | None = None
+    information: str | None = None
+    shareable: bool
+
+    @classmethod
+    def of(cls, items: list[BackgroundItem]) -> list[BackgroundView]:
+        return [
+            cls(context=b.context, information=b.information, shareable=True) if b.shareable
+            else cls(shareable=False)
+            for b in items
+        ]
+
+
 class MeetingInfo(_Message):
     """`GET /v1/meetings/{id}`: the session as it stands."""
 
@@ -306,6 +436,10 @@ class MeetingInfo(_Message):
     last_activity: float
     ended: bool = False
     """The meeting is over (left or idle): served from the audit log."""
+    approval: Approval = "none"
+    background: list[BackgroundView] | None = None
+    """The principal's background in its order (`used_background` indexes it), private items as blanks;
+    None for a meeting logged before the positions of its private items were recorded."""
 
 
 class MeetingSummary(_Message):

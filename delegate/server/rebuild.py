@@ -14,6 +14,7 @@ from datetime import UTC, datetime
 from delegate.actions import ActionExtractor, Extractor
 from delegate.meeting import MeetingState
 from delegate.models import Decision, ProposedAction, Utterance
+from delegate.server.approval import HeldSpeech
 from delegate.server.protocol import MeetingSpec
 from delegate.store.base import ENDED, AuditEvent, AuditKind
 
@@ -31,8 +32,16 @@ class Rebuilt:
     owner: str | None = None
     created_at: float | None = None
     ended: bool = False
+    ended_reason: str | None = None
     undecided: int | None = None
     """The latest utterance, when neither its decision nor its drop was recorded: decide it again."""
+    speech: dict[int, HeldSpeech] = field(default_factory=dict)
+    """Speech held for the principal's approval, by utterance id, as it stood at the last record."""
+
+    @property
+    def pending_speech(self) -> HeldSpeech | None:
+        """A held speech nobody resolved before the log stopped (its timer died with the process)."""
+        return next((h for h in self.speech.values() if h.pending), None)
 
 
 def rebuild(
@@ -61,8 +70,23 @@ def rebuild(
                 )
                 out.decisions.append(decision)
                 settled.add(event.utterance_id)
-                if decision.spoke:
+                if p.get("approval") == "pending":
+                    out.speech[event.utterance_id] = HeldSpeech(
+                        utterance_id=event.utterance_id,
+                        proposed=decision.speak,
+                        expires_at=float(p.get("expires_at") or event.ts),
+                    )
+                elif decision.spoke:
                     state.note_spoken(speaker, decision.used_background)
+            case AuditKind.speech_resolved if event.utterance_id in out.speech:
+                held = HeldSpeech.model_validate(
+                    out.speech[event.utterance_id].model_dump()
+                    | {"status": p.get("status"), "text": p.get("text") or "", "reason": p.get("reason")}
+                )
+                out.speech[held.utterance_id] = held
+                if held.status in ("approved", "edited"):
+                    spoken = next(d for d in reversed(out.decisions) if d.utterance_id == held.utterance_id)
+                    state.note_spoken(speaker, spoken.used_background)
             case AuditKind.decision_dropped if event.utterance_id is not None:
                 settled.add(event.utterance_id)
             case AuditKind.action:
@@ -79,6 +103,7 @@ def rebuild(
                     extractor.apply_feedback(action_id, status == "approved")
             case kind if kind in ENDED:
                 out.ended = True
+                out.ended_reason = p.get("reason") or str(kind)
     last = state.last_id
     if last is not None and last not in settled:
         out.undecided = last

@@ -2,7 +2,8 @@
 
 A session outlives its connections: a client that drops and comes back finds it as it left it.
 Its sides live in their own modules: audio input (session_audio), action items (session_actions),
-decisions (session_decisions); what they share is in session_base.
+decisions (session_decisions), what waits for the principal's approval and who watches
+(session_approval); what they share is in session_base.
 """
 
 from __future__ import annotations
@@ -23,24 +24,26 @@ from delegate.ask import Answer, Asker, Audience, EmbeddedAsker
 from delegate.engines.base import Engine
 from delegate.meeting import MeetingState
 from delegate.models import UNKNOWN_SPEAKER, Decision, Profile, ProposedAction
+from delegate.server.approval import HeldSpeech, for_bot
 from delegate.server.metrics import Metrics
 from delegate.server.protocol import (
     Ack,
-    ActionMessage,
     AnswerMessage,
     Ask,
     AudioEnd,
     AudioStart,
+    BackgroundView,
     ClientMessage,
-    DecisionMessage,
     ErrorCode,
     ErrorMessage,
     Feedback,
     Join,
     Leave,
+    MeetingEnded,
     MeetingInfo,
     MeetingSpec,
     ProtocolError,
+    UtteranceEvent,
     UtteranceIn,
 )
 from delegate.server.rebuild import Rebuilt
@@ -49,6 +52,7 @@ from delegate.server.session_audio import AudioInput, TranscriberFactory
 from delegate.server.session_base import CLOSE_REPLACED, CLOSE_RESTART, Connection
 from delegate.server.session_decisions import Decisions
 from delegate.server.session_voice import RECENT_SPEECH, VoiceOut, VoiceSource
+from delegate.server.watch import Watchers
 from delegate.store import AuditKind, MeetingRecord, Store, UnstorableEvent
 
 if TYPE_CHECKING:
@@ -76,6 +80,8 @@ class MeetingSession(AudioInput, ActionDesk, Decisions, VoiceOut):
         audit_id: str | None = None,
         asker: Asker | None = None,
         voice: VoiceSource | None = None,
+        approval_timeout_s: float = 30.0,
+        watch_limit: int = 1000,
     ) -> None:
         self.meeting_id = meeting_id
         self.audit_id = audit_id or meeting_id
@@ -120,6 +126,13 @@ class MeetingSession(AudioInput, ActionDesk, Decisions, VoiceOut):
         self._asker: Asker = asker or EmbeddedAsker()
         self._asked = False
         self._preparing: asyncio.Task[None] | None = None
+        self.approval = spec.approval
+        self.speech: dict[int, HeldSpeech] = {}
+        """Speech held for the principal's approval, by utterance id."""
+        self.watchers = Watchers(watch_limit)
+        self._approval_timeout_s = approval_timeout_s
+        self._speech_timer: asyncio.Task[None] | None = None
+        self._ended_reason: str | None = None
         self._log = log.bind(meeting_id=meeting_id)
 
     # --- lifecycle ----------------------------------------------------------------------------------
@@ -151,10 +164,13 @@ class MeetingSession(AudioInput, ActionDesk, Decisions, VoiceOut):
                 update={"background": [b for b in self.principal.background if b.shareable]}
             ).model_dump(mode="json"),
             private_items=sum(not b.shareable for b in self.principal.background),
+            # Where the private items were, so that `used_background` indices still read after the meeting.
+            private_at=[i for i, b in enumerate(self.principal.background) if not b.shareable],
             attendees=self._spec.attendees,
             names=self._spec.names,
             engine=self.engine.name,
             owner=self.owner,
+            approval=self.approval,
         )
         self._log.info("meeting_created", engine=self.engine.name, principal=self.principal.name)
 
@@ -164,6 +180,7 @@ class MeetingSession(AudioInput, ActionDesk, Decisions, VoiceOut):
             if self.closed:
                 return
             await self._settle_pending(reason=reason)
+            await self._expire_speech("meeting_ended")
             for task in self._refining:
                 task.cancel()
             await self._stop_voice(reason)
@@ -172,6 +189,9 @@ class MeetingSession(AudioInput, ActionDesk, Decisions, VoiceOut):
             await self._audit(kind, reason=reason)
             await self._store.unregister(self.audit_id)  # its private items go with it
             await self._store.release(self.audit_id)
+            self._ended_reason = reason
+            self._publish(MeetingEnded(meeting_id=self.meeting_id, reason=reason))
+            self.watchers.close()
         self._log.info("meeting_closed", reason=reason)
         if self._on_closed is not None:
             self._on_closed(self)
@@ -179,8 +199,10 @@ class MeetingSession(AudioInput, ActionDesk, Decisions, VoiceOut):
     async def suspend(self, reason: str) -> None:
         """Let the meeting go without ending it (server stopping, ownership lost): it resumes from its log.
 
-        A pending decision is abandoned unrecorded, so the process that takes over decides it again.
+        A pending decision is abandoned unrecorded, so the process that takes over decides it again; a
+        pending speech is left pending, and the process that takes over records it expired.
         """
+        self._cancel_timer()
         task, self._pending = self._pending, None
         if task is not None and not task.done():
             if self._committing:
@@ -199,6 +221,7 @@ class MeetingSession(AudioInput, ActionDesk, Decisions, VoiceOut):
             self.closed = self.suspended = True
             self._audio = None
             conn, self._conn = self._conn, None
+            self.watchers.close()  # they reconnect, and find the meeting wherever it is resumed
         with contextlib.suppress(Exception):
             await self._store.release(self.audit_id)
         if conn is not None:
@@ -212,6 +235,7 @@ class MeetingSession(AudioInput, ActionDesk, Decisions, VoiceOut):
         self.state = rebuilt.state
         self.decisions = list(rebuilt.decisions)
         self.actions = dict(rebuilt.actions)
+        self.speech = dict(rebuilt.speech)
         if rebuilt.created_at is not None:
             self.created_at = rebuilt.created_at
 
@@ -254,6 +278,8 @@ class MeetingSession(AudioInput, ActionDesk, Decisions, VoiceOut):
             connected=self.connected,
             created_at=self.created_at,
             last_activity=self.last_activity,
+            approval=self.approval,
+            background=BackgroundView.of(self.principal.background),
         )
 
     # --- inbound ------------------------------------------------------------------------------------
@@ -293,6 +319,8 @@ class MeetingSession(AudioInput, ActionDesk, Decisions, VoiceOut):
             raise ProtocolError(ErrorCode.conflict, f"This meeting's principal is {self.principal.name!r}.")
         if message.engine is not None and message.engine != self.engine.name:
             raise ProtocolError(ErrorCode.conflict, f"This meeting's engine is {self.engine.name!r}.")
+        if message.approval is not None and message.approval != self.approval:
+            raise ProtocolError(ErrorCode.conflict, f"This meeting's approval is {self.approval!r}.")
         async with self._inbound:
             self._still_open()
             await self._audit(
@@ -302,16 +330,18 @@ class MeetingSession(AudioInput, ActionDesk, Decisions, VoiceOut):
             )
             # A client that lost its connection may have missed the decision on its latest utterance.
             # Decisions recorded from here on go to `conn` on their own, after the ack (sends are serialized).
+            # A held speech still pending goes out once settled.
             missed = self.decisions[-1] if self.decisions else None
             if missed is not None and missed.utterance_id != self.state.last_id:
                 missed = None
+            view = for_bot(missed, self.speech.get(missed.utterance_id)) if missed is not None else None
             previous = self._attach(conn)
             self._voice_on = message.voice is not False and self._voice is not None
             await self._send(Ack(of="join", meeting_id=self.meeting_id, last_utterance_id=self.state.last_id))
             if message.voice and self._voice is None:
                 await self._send(ErrorMessage.of(ProtocolError(ErrorCode.voice_not_supported)))
-            if missed is not None:
-                await self._send(DecisionMessage(meeting_id=self.meeting_id, decision=missed, resumed=True))
+            if view is not None:
+                await self._release(*view, resumed=True)
         await self._retire(previous)
         self._log.info(
             "joined", resume=message.last_utterance_id is not None, last_utterance_id=self.state.last_id
@@ -345,6 +375,7 @@ class MeetingSession(AudioInput, ActionDesk, Decisions, VoiceOut):
             utterance = message.utterance()
             await self.barge_in(by=utterance.speaker)  # someone else speaks: the delegate stops
             await self._settle_pending(reason="newer_utterance", newer=utterance.id)
+            await self._expire_speech("newer_utterance")
             try:
                 await self._audit(
                     AuditKind.utterance, utterance.id, **utterance.model_dump(mode="json", exclude={"id"})
@@ -352,6 +383,7 @@ class MeetingSession(AudioInput, ActionDesk, Decisions, VoiceOut):
             except UnstorableEvent as e:
                 raise ProtocolError(ErrorCode.bad_message, f"{e}.", utterance_id=utterance.id) from e
             self.state.add(utterance)
+            self._publish(UtteranceEvent(meeting_id=self.meeting_id, utterance=utterance))
             self._asker.observe(self.state)
             self._prepare_answers()
             self._metrics.utterances.inc()
@@ -366,42 +398,27 @@ class MeetingSession(AudioInput, ActionDesk, Decisions, VoiceOut):
                 await self._extract_actions(utterance.id)
 
     async def _on_feedback(self, message: Feedback) -> None:
+        if message.action_id is not None:
+            await self.resolve_action(message.action_id, message.verdict, message.comment, ack=True)
+            return
+        utterance_id = message.utterance_id
+        assert utterance_id is not None
+        if utterance_id in self.speech:  # held for approval: the principal's verdict settles it
+            await self.resolve_speech(utterance_id, message.verdict, message.text, message.comment, ack=True)
+            return
         async with self._inbound:
             self._still_open()
-            if message.action_id is not None:
-                action = self.actions.get(message.action_id)
-                if action is None:
-                    raise ProtocolError(
-                        ErrorCode.not_found, f"No action {message.action_id!r} in this meeting."
-                    )
-                approve = message.verdict == "approve"
-                updated = (
-                    self._extractor.apply_feedback(action.id, approve)
-                    if self._extractor is not None
-                    else action.model_copy(update={"status": "approved" if approve else "rejected"})
+            if not any(d.utterance_id == utterance_id for d in self.decisions):
+                raise ProtocolError(ErrorCode.not_found, f"No decision on utterance {utterance_id}.")
+            if message.text is not None:
+                raise ProtocolError(
+                    ErrorCode.not_pending,
+                    f"The decision on utterance {utterance_id} was not held for approval: there is nothing to edit.",
+                    utterance_id=utterance_id,
                 )
-                await self._audit(
-                    AuditKind.feedback,
-                    action.utterance_ids[-1] if action.utterance_ids else None,
-                    action_id=action.id,
-                    verdict=message.verdict,
-                    status=updated.status,
-                    comment=message.comment,
-                )
-                self.actions[action.id] = updated
-                await self._send(Ack(of="feedback", meeting_id=self.meeting_id, action_id=action.id))
-                await self._send(ActionMessage(meeting_id=self.meeting_id, action=updated))
-            else:
-                if not any(d.utterance_id == message.utterance_id for d in self.decisions):
-                    raise ProtocolError(
-                        ErrorCode.not_found, f"No decision on utterance {message.utterance_id}."
-                    )
-                await self._audit(
-                    AuditKind.feedback, message.utterance_id, verdict=message.verdict, comment=message.comment
-                )
-                await self._send(
-                    Ack(of="feedback", meeting_id=self.meeting_id, utterance_id=message.utterance_id)
-                )
+            # A verdict on a decision already sent: recorded, for whoever reviews the meeting.
+            await self._audit(AuditKind.feedback, utterance_id, verdict=message.verdict, comment=message.comment)
+            await self._send(Ack(of="feedback", meeting_id=self.meeting_id, utterance_id=utterance_id))
 
     def _prepare_answers(self) -> None:
         """Once the meeting has been asked about, keep its retrieval index current in a worker thread,

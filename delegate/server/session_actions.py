@@ -1,4 +1,5 @@
-"""A meeting's action items: extracted after each utterance, refined off the path, guarded, recorded, sent."""
+"""A meeting's action items: extracted after each utterance, refined off the path, guarded, recorded, sent
+(with approval `all`, to the bot only once the principal approved them)."""
 
 from __future__ import annotations
 
@@ -8,15 +9,15 @@ from collections.abc import Iterable
 from delegate.actions import Extractor, Refiner
 from delegate.guard import guard_action
 from delegate.models import ProposedAction
-from delegate.server.protocol import ActionMessage, ErrorCode
-from delegate.server.session_base import SessionBase
+from delegate.server.protocol import ErrorCode
+from delegate.server.session_approval import ApprovalDesk
 from delegate.store import AuditKind
 
 LONG_TEXT_CHARS = 2000
 """Turns longer than this have their action items extracted in a worker thread."""
 
 
-class ActionDesk(SessionBase):
+class ActionDesk(ApprovalDesk):
     """The action-item side of `MeetingSession`."""
 
     _extractor: Extractor | None
@@ -101,4 +102,4 @@ class ActionDesk(SessionBase):
             **action.model_dump(mode="json"),
         )
         self.actions[action.id] = action
-        await self._send(ActionMessage(meeting_id=self.meeting_id, action=action))
+        await self._tell_action(action)

@@ -1,4 +1,5 @@
-"""A meeting's decisions: one pending at a time, decided by the engine, guarded, recorded, then released."""
+"""A meeting's decisions: one pending at a time, decided by the engine, guarded, recorded, then released
+(or, in a meeting with approval, a spoken one held for the principal: session_approval)."""
 
 from __future__ import annotations
 
@@ -9,12 +10,12 @@ from collections.abc import Awaitable, Callable
 
 from delegate.guard import guard_decision
 from delegate.models import Decision
-from delegate.server.protocol import DecisionMessage, ErrorCode, ErrorMessage
-from delegate.server.session_base import SessionBase
+from delegate.server.protocol import ApprovalStatus, DecisionMessage, ErrorCode, ErrorMessage
+from delegate.server.session_approval import ApprovalDesk
 from delegate.store import AuditKind
 
 
-class Decisions(SessionBase):
+class Decisions(ApprovalDesk):
     """The decision side of `MeetingSession`.
 
     One decision is pending at a time; a newer utterance drops it (recorded as `decision_dropped`)
@@ -70,17 +71,23 @@ class Decisions(SessionBase):
         decision, blocked = guard_decision(decision, self.principal, self._public_texts())
         if blocked:
             ulog.warning("guard_blocked", blocked=[b.model_dump() for b in blocked])
+        hold = self._holds(decision)
+        expires_at = time.time() + self._approval_timeout_s
         await self._audit(
             AuditKind.decision,
             utterance_id,
             **decision.model_dump(mode="json", exclude={"utterance_id"}),
             **({"guard_blocked": [b.model_dump() for b in blocked]} if blocked else {}),
+            **({"approval": "pending", "expires_at": expires_at} if hold else {}),
         )
         self.decisions.append(decision)
-        if decision.spoke:
-            # What the delegate said for the principal is not said again later in the meeting.
-            self.state.note_spoken(self.principal.speaker_label, decision.used_background)
-        await self._release(decision)
+        self._publish(
+            DecisionMessage(meeting_id=self.meeting_id, decision=decision, approval="pending" if hold else "none")
+        )
+        if hold:
+            self._hold(decision, expires_at)  # the bot hears of it once the principal approved, rejected, or it expired
+        else:
+            await self._release(decision)
         self._metrics.decision(decision, time.perf_counter() - received)
         ulog.info("decision", scenario=str(decision.scenario), spoke=decision.spoke, engine=decision.engine)
 
@@ -100,7 +107,20 @@ class Decisions(SessionBase):
         await self._audit(AuditKind.decision_dropped, utterance_id, reason=reason, newer_utterance_id=newer)
         self._log.info("decision_dropped", utterance_id=utterance_id, reason=reason)
 
-    async def _release(self, decision: Decision) -> None:
-        """Tell the bot's client a recorded decision: the one path by which spoken text reaches it."""
-        await self._send(DecisionMessage(meeting_id=self.meeting_id, decision=decision))
-        await self._say(decision)  # and its voice, after the text
+    async def _release(
+        self, decision: Decision, approval: ApprovalStatus = "none", *, resumed: bool = False
+    ) -> None:
+        """Tell the bot's client a recorded decision it may have: the one path by which spoken text reaches it.
+
+        `approval`: `none` (not held), `approved`/`edited` (`speak` is the principal's final text), or
+        `rejected`/`expired` (silence). A held speech comes here only once settled. `resumed`: sent again
+        to a client that came back (said once already, or settled while it was away).
+        """
+        if decision.spoke and not resumed:
+            # What the delegate said for the principal is not said again later in the meeting.
+            self.state.note_spoken(self.principal.speaker_label, decision.used_background)
+        await self._send(
+            DecisionMessage(meeting_id=self.meeting_id, decision=decision, approval=approval, resumed=resumed)
+        )
+        if not resumed:
+            await self._say(decision)  # and its voice, after the text (said once, not again on resume)

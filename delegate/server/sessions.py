@@ -48,7 +48,11 @@ class Sessions:
         max_per_owner: int | None = None,
         askers: Callable[[str], Asker] | None = None,
         voice: VoiceSource | None = None,
+        approval_timeout_s: float = 30.0,
+        watch_limit: int = 1000,
     ) -> None:
+        self._approval_timeout_s = approval_timeout_s
+        self._watch_limit = watch_limit
         self._max_per_owner = max_per_owner
         self._per_owner: Counter[str] = Counter()
         self._store = store
@@ -171,6 +175,8 @@ class Sessions:
                 actions=len(rebuilt.actions),
                 undecided=rebuilt.undecided,
             )
+            # Its timer died with the process that held it; the principal may not even be watching here.
+            await session._expire_speech("taken_over")
         except BaseException:
             await self._store.release(key)
             raise
@@ -206,6 +212,8 @@ class Sessions:
             voice=self._voice,
             audit_id=audit_id(owner, meeting_id),
             asker=self._askers(engine.name) if self._askers is not None else None,
+            approval_timeout_s=self._approval_timeout_s,
+            watch_limit=self._watch_limit,
         )
 
     def _add(self, session: MeetingSession) -> None:
@@ -259,6 +267,11 @@ class Sessions:
                 await self.close_idle()
             except Exception:
                 log.exception("reaper_failed")
+
+    def end_watching(self) -> None:
+        """End every watcher's stream (the server is stopping; the meetings are not)."""
+        for session in self._sessions.values():
+            session.watchers.close()
 
     async def close_all(self, reason: str) -> None:
         for session in list(self._sessions.values()):

@@ -21,6 +21,8 @@ def _summary(event: AuditEvent) -> str:
         case AuditKind.decision:
             said = p.get("speak") or ""
             head = f"SPEAK {said!r}" if said.strip() else "silent"
+            if p.get("approval") == "pending":
+                head = f"HOLD {said!r}"
             return f"{head} [{p.get('scenario')}, {p.get('engine')}] {p.get('reason')}"
         case AuditKind.decision_dropped:
             return f"dropped: {p.get('reason')}"
@@ -34,6 +36,9 @@ def _summary(event: AuditEvent) -> str:
             return f"VOICE {p.get('said')!r}{cut}"
         case AuditKind.echo:
             return f"echo of {p.get('of_utterance_id')}: {p.get('text')!r}"
+        case AuditKind.speech_resolved:
+            why = f" ({p['reason']})" if p.get("reason") else ""
+            return f"speech {p.get('status')}{why}: {p.get('text')!r}"
         case AuditKind.meeting_created:
             principal = p.get("principal") or {}
             return (

@@ -1,20 +1,23 @@
-"""A real uvicorn server on 127.0.0.1 in a thread, and a small `websockets` client kit for the tests."""
+"""A real uvicorn server on 127.0.0.1 in a thread, and a small `websockets` (and event stream) client kit for the tests."""
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import threading
 import time
+from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from typing import Any
 
+import httpx
 import uvicorn
 from websockets.asyncio.client import ClientConnection, connect
 
 from benchmark.cluster import free_port
 from delegate.config import Settings
-from delegate.server.app import create_app, uvicorn_config
+from delegate.server.app import Server, create_app, uvicorn_config
 
 ALICE = {
     "name": "Alice Smith",
@@ -51,7 +54,7 @@ class LiveServer:
 
 def start_server(settings: Settings) -> LiveServer:
     port = free_port()
-    server = uvicorn.Server(uvicorn_config(create_app(settings), settings, "127.0.0.1", port))
+    server = Server(uvicorn_config(create_app(settings), settings, "127.0.0.1", port))
     thread = threading.Thread(target=server.run, name=f"uvicorn-{port}", daemon=True)
     thread.start()
     deadline = time.monotonic() + 30
@@ -102,3 +105,45 @@ async def expect_error(ws: ClientConnection, code: str) -> dict[str, Any]:
     assert frame["type"] == "error" and frame["code"] == code, frame
     assert frame["detail"], frame
     return frame
+
+
+class EventStream:
+    """A reader of `GET /v1/meetings/{id}/events` (server-sent events), one JSON event at a time."""
+
+    def __init__(self, response: Any) -> None:
+        self.response = response
+        self._lines = response.aiter_lines()
+
+    async def _read(self) -> dict[str, Any] | None:
+        data: list[str] = []
+        async for line in self._lines:
+            if line.startswith("data: "):
+                data.append(line[len("data: ") :])
+            elif line == "" and data:
+                return json.loads("\n".join(data))
+        return None
+
+    async def next(self, timeout: float = 10.0) -> dict[str, Any] | None:
+        """The next event; None once the server ended the stream."""
+        return await asyncio.wait_for(self._read(), timeout)
+
+    async def until(self, kind: str, timeout: float = 10.0, **fields: Any) -> list[dict[str, Any]]:
+        """Events up to and including the first of `kind` whose fields (top level or in its body) match."""
+        seen: list[dict[str, Any]] = []
+        while True:
+            event = await self.next(timeout)
+            assert event is not None, f"the stream ended before a {kind} event: {seen}"
+            seen.append(event)
+            body = {**event, **(event.get("decision") or {}), **(event.get("action") or {})}
+            if event["type"] == kind and all(body.get(k) == v for k, v in fields.items()):
+                return seen
+
+
+@contextlib.asynccontextmanager
+async def watch(live: LiveServer, meeting_id: str, token: str | None = None) -> AsyncIterator[EventStream]:
+    headers = {"Authorization": f"Bearer {token}"} if token else {}
+    async with (
+        httpx.AsyncClient(base_url=live.url, timeout=httpx.Timeout(10.0, read=None)) as http,
+        http.stream("GET", f"/v1/meetings/{meeting_id}/events", headers=headers) as response,
+    ):
+        yield EventStream(response)

@@ -7,7 +7,7 @@ from collections.abc import Callable
 import httpx
 import pytest
 
-from tests.delegate.server.live import LiveServer, join, open_ws, recv, say, send
+from tests.delegate.server.live import ALICE, LiveServer, join, open_ws, recv, say, send
 
 
 @pytest.fixture
@@ -52,3 +52,24 @@ async def test_a_token_lists_its_own_meetings_newest_first_in_pages(guarded: Liv
         assert [m["meeting_id"] for m in rest["meetings"]] == ["m0"] and rest["next_offset"] is None
         assert not any(m["open"] for m in first["meetings"] + rest["meetings"])
         assert (await http.get("/v1/meetings")).status_code == 401
+
+
+async def test_the_background_keeps_its_order_with_private_items_blank_live_and_after(guarded: LiveServer) -> None:
+    secret = {"context": "if asked about her plans", "information": "She is leaving in March", "shareable": False}
+    alice = {**ALICE, "background": [secret, *ALICE["background"]]}
+    a = {"Authorization": "Bearer tok-a"}
+    async with httpx.AsyncClient(base_url=guarded.url) as http:
+        async with await open_ws(guarded, "with-secret", token="tok-a") as ws:
+            await join(ws, alice)
+            decision = await say(ws, 0, "Bob", "Alice, where does the database migration stand?")
+            assert decision["decision"]["used_background"] == [1]
+            live = (await http.get("/v1/meetings/with-secret", headers=a)).json()
+            await send(ws, {"type": "leave"})
+            assert (await recv(ws))["of"] == "leave"
+        ended = (await http.get("/v1/meetings/with-secret", headers=a)).json()
+    for info in (live, ended):
+        # used_background [1] still points at the migration item; the private one is a blank in its place.
+        assert info["background"][0] == {"context": None, "information": None, "shareable": False}
+        assert info["background"][1]["information"] == "The migration finishes on Friday"
+        assert "March" not in str(info)
+    assert ended["ended"] and not live["ended"]
