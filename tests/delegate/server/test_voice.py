@@ -202,3 +202,25 @@ async def test_the_delegate_hearing_itself_in_the_meetings_audio_is_not_decided_
     assert len(utterances) == 1 and "Sirui" in utterances[0], utterances
     finals = [f["utterance"] for f in frames if f["type"] == "transcript" and f["utterance"]["final"]]
     assert len(finals) == 1, finals
+
+
+async def test_with_approval_the_voice_follows_the_approval_and_says_the_edit(voiced: LiveServer) -> None:
+    import httpx
+
+    edited = "The migration lands on Friday afternoon."
+    async with await open_ws(voiced, "voice-6") as ws:
+        await join(ws, approval="speech")
+        await send(ws, {"type": "utterance", "id": 0, "speaker": "Bob", "text": CUE})
+        assert (await frame(ws))["type"] == "ack"  # type: ignore[index]
+        with pytest.raises(TimeoutError):  # held: neither text nor voice reaches the bot
+            await frame(ws, timeout=1.5)
+        async with httpx.AsyncClient(base_url=voiced.url) as http:
+            r = await http.post("/v1/meetings/voice-6/speech/0", json={"verdict": "approve", "text": edited})
+            assert r.status_code == 200, r.text
+        decision = await frame(ws)
+        assert isinstance(decision, dict) and decision["decision"]["speak"] == edited
+        start = await frame(ws)
+        assert isinstance(start, dict) and start["type"] == "speech_start" and start["text"] == edited
+        audio, end = await until(ws, "speech_end")
+    heard = load_speech_model().transcribe(pcm_to_float(b"".join(audio), 22050, SAMPLE_RATE), beam_size=5)
+    assert wer([normalise(edited)], [normalise(heard)]) <= 0.25, heard
