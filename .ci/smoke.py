@@ -107,14 +107,28 @@ def asr_quality(result: Result, cwd: Path) -> str | None:
     return None if figures["wer"] < 0.3 else f"word error rate {figures['wer']:.2f} on the fixtures"
 
 
+AUDIO, LLM, VOICE = frozenset({"audio"}), frozenset({"llm"}), frozenset({"voice"})
+
+
+def wav_written(path: str) -> Callable[[Result, Path], str | None]:
+    """A WAV file at least as long as the recording listened to (the replies mixed in)."""
+
+    def check(result: Result, cwd: Path) -> str | None:
+        if not (cwd / path).is_file():
+            return f"{path} was not written"
+        with wave.open(str(cwd / path)) as out, wave.open(str(WAV)) as meeting:
+            if out.getnframes() / out.getframerate() < meeting.getnframes() / meeting.getframerate():
+                return f"{path} is shorter than the recording"
+        return None
+
+    return check
+
+
 def voice_heard(result: Result, cwd: Path) -> str | None:
     figures = json.loads((cwd / "voice.json").read_text())
     if not figures["final_latency_s"]["n"] or figures["finals_lost"]:
         return f"{figures['finals_lost']} of {figures['turns']} turns got no final transcript"
     return None
-
-
-AUDIO, LLM = frozenset({"audio"}), frozenset({"llm"})
 
 COMMANDS = [
     Command(["benchmark.replay", "--limit", "40", "--out", "r/replay"], check=json_has("r/replay/report.json", "response_rate")),
@@ -130,6 +144,9 @@ COMMANDS = [
     Command(["benchmark.asr", "--json", "asr.json"], AUDIO, asr_quality),
     Command(["benchmark.voice", "--meetings", "2", "--clips", "name_cue", "--stagger", "1", "--json", "voice.json"], AUDIO, voice_heard),
     Command(["delegate", "listen", str(WAV), "--principal", str(PRINCIPAL)], AUDIO, prints("(delegate) says", "would have spoken 1 time")),
+    Command(["delegate", "listen", str(WAV), "--principal", str(PRINCIPAL), "--speak", "replies.wav"], AUDIO | VOICE, wav_written("replies.wav")),
+    Command(["benchmark.voice_reply", "--rounds", "2", "--json", "v2v.json"], AUDIO | VOICE, json_has("v2v.json", "voice_to_voice_p50_s")),
+    Command(["benchmark.intelligibility", "--help"], check=prints("--voice")),
     Command(["delegate", "serve", "--help"], check=prints("--host", "--port")),
     Command(["delegate", "audit", "--help"], check=prints("meeting_id")),
     Command(["delegate", "ask", "--help"], check=prints("question")),
@@ -256,16 +273,23 @@ def pcm_chunks(path: Path, ms: int = 100) -> list[bytes]:
     return [frames[i : i + step] for i in range(0, len(frames), step)]
 
 
-async def meeting_over_websocket(port: int, audio: bool) -> str | None:
-    """One meeting: typed utterances get decisions; audio is transcribed, or refused naming its extra."""
+async def meeting_over_websocket(port: int, audio: bool, voice: bool) -> str | None:
+    """One meeting: typed utterances get decisions (spoken too, with the voice extra); audio is transcribed,
+    or refused naming its extra."""
     from websockets.asyncio.client import connect
 
     principal = json.loads(PRINCIPAL.read_text())
+    speech_bytes = 0
     async with connect(f"ws://127.0.0.1:{port}/v1/meetings/smoke-1/stream") as ws:
 
         async def until(kind: str, timeout: float = 120) -> dict[str, Any]:
+            nonlocal speech_bytes
             while True:
-                frame = json.loads(await asyncio.wait_for(ws.recv(), timeout))
+                raw = await asyncio.wait_for(ws.recv(), timeout)
+                if isinstance(raw, bytes):  # the delegate's voice
+                    speech_bytes += len(raw)
+                    continue
+                frame = json.loads(raw)
                 if frame["type"] == kind or frame["type"] == "error":
                     return frame
 
@@ -278,6 +302,10 @@ async def meeting_over_websocket(port: int, audio: bool) -> str | None:
             decisions.append((await until("decision"))["decision"])
         if decisions[0]["speak"] or "two hundred recordings" not in decisions[1]["speak"]:
             return f"unexpected decisions {decisions}"
+        if voice:
+            end = await until("speech_end")
+            if end["type"] != "speech_end" or abs(speech_bytes / 2 / 22050 * 1000 - end["duration_ms"]) > 1:
+                return f"the spoken reply: {end}, {speech_bytes} bytes of PCM"
 
         await ws.send(json.dumps({"type": "audio_start", "sample_rate": 16000}))
         answer = await until("ack")
@@ -293,7 +321,10 @@ async def meeting_over_websocket(port: int, audio: bool) -> str | None:
             heard: list[str] = []
             scenarios: list[str] = []
             while True:
-                frame = json.loads(await asyncio.wait_for(ws.recv(), 120))
+                raw = await asyncio.wait_for(ws.recv(), 120)
+                if isinstance(raw, bytes):
+                    continue
+                frame = json.loads(raw)
                 if frame["type"] == "transcript" and frame["utterance"]["final"]:
                     heard.append(frame["utterance"]["text"])
                 elif frame["type"] == "decision":
@@ -337,7 +368,7 @@ def check_service(extras: frozenset[str], cwd: Path, env: dict[str, str]) -> str
             page = httpx.get(f"http://127.0.0.1:{port}{path}", timeout=5)
             if page.status_code != 200 or text not in page.text:
                 return f"the console: GET {path} answered {page.status_code}, without {text!r}"
-        problem = asyncio.run(meeting_over_websocket(port, audio="audio" in extras))
+        problem = asyncio.run(meeting_over_websocket(port, audio="audio" in extras, voice="voice" in extras))
         if problem:
             return problem
     finally:

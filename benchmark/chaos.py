@@ -110,6 +110,7 @@ class Client:
     def _join(self) -> dict[str, Any]:
         return {
             "type": "join",
+            "voice": False,  # text bots: the figures are about decisions, not speech
             "principal": self.principal.model_dump(mode="json"),
             "attendees": self.attendees,
             "names": self.names,
@@ -279,7 +280,7 @@ class Poisoner:
             open_timeout=5,
             max_size=None,
         )
-        join = {"type": "join", "principal": {"name": "Mallory Poison"}, "attendees": ["Mallory"]}
+        join = {"type": "join", "principal": {"name": "Mallory Poison"}, "attendees": ["Mallory"], "voice": False}
         await ws.send(json.dumps(join))
         frame = json.loads(await asyncio.wait_for(ws.recv(), 10))
         if frame.get("type") != "ack":
@@ -326,7 +327,7 @@ class Poisoner:
                     if name == "other_tenants_meeting":
                         # The server may refuse at once, before this join: its error frame is read below.
                         with contextlib.suppress(ConnectionClosed):
-                            await ws.send(json.dumps({"type": "join", "last_utterance_id": 0}))
+                            await ws.send(json.dumps({"type": "join", "last_utterance_id": 0, "voice": False}))
                     else:
                         while True:  # skip the hello's ack and decision
                             got = json.loads(await asyncio.wait_for(ws.recv(), 10))
@@ -593,6 +594,7 @@ def run_chaos(args: argparse.Namespace, pg_url: str, tmp: Path) -> ChaosReport:
             "DELEGATE_DATABASE_URL": pg_url,
             "DELEGATE_API_TOKENS": f"{MAIN_TOKEN},{POISON_TOKEN}",
             "DELEGATE_ENGINE": "local",
+            "DELEGATE_VOICE": "false",
             "DELEGATE_LLM_BASE_URL": llm.base_url,
             "DELEGATE_LLM_API_KEY": "chaos",
             "DELEGATE_LLM_MODEL": "chaos-model",

@@ -38,7 +38,7 @@ async def _open(url: str, token: str, meeting_id: str, **options: object) -> Cli
         max_size=None,
         **options,  # type: ignore[arg-type]
     )
-    await ws.send(json.dumps({"type": "join", "principal": PRINCIPAL}))
+    await ws.send(json.dumps({"type": "join", "principal": PRINCIPAL, "voice": False}))
     await ws.recv()
     return ws
 

@@ -109,6 +109,7 @@ async def _run_meeting(
                 "attendees": bench.attendees,
                 "names": bench.names,
                 "engine": args.engine,
+                "voice": False,  # text bots: decision latency under load
             }
             await ws.send(json.dumps(join))
             ack = json.loads(await asyncio.wait_for(ws.recv(), 30))
@@ -211,9 +212,12 @@ async def run_load(
 
 
 @contextlib.contextmanager
-def local_server(engine: str, env: dict[str, str] | None = None) -> Iterator[tuple[str, str]]:
+def local_server(
+    engine: str, voice: bool = False, env: dict[str, str] | None = None
+) -> Iterator[tuple[str, str]]:
     """`python -m delegate serve` on a free loopback port, with a fresh audit database; yields (url, token).
 
+    Without `voice` it loads no voice and speaks to no one (figures about decisions and transcripts).
     `env`: more environment variables for the server (settings, e.g. `DELEGATE_ASR_MAX_STREAMS`).
     """
     token = secrets.token_urlsafe(16)
@@ -225,6 +229,7 @@ def local_server(engine: str, env: dict[str, str] | None = None) -> Iterator[tup
             "DELEGATE_API_TOKENS": token,
             "DELEGATE_ENGINE": engine,
             "DELEGATE_LOG_LEVEL": "warning",
+            "DELEGATE_VOICE": "true" if voice else "false",
             **(env or {}),
         }
         log_path = Path(tmp) / "server.log"

@@ -86,6 +86,7 @@ def listen(
     principal: Path = typer.Option(..., "--principal", exists=True, dir_okay=False, help="The principal's profile as JSON."),
     engine: str = _ENGINE,
     attendee: list[str] = typer.Option(None, "--attendee", help="An attendee's name (repeat the option); biases recognition toward it."),
+    speak: Path = typer.Option(None, "--speak", dir_okay=False, help="Write here (WAV) the recording with the delegate's spoken replies in it, each where it would have started live (needs the voice extra)."),
 ) -> None:
     """Transcribe a recording and print the decisions as they would have happened live."""
     from delegate.listen import ListenInputError, run_listen
@@ -93,7 +94,7 @@ def listen(
     if engine is not None and engine not in ENGINE_NAMES:
         raise _fail(f"unknown engine {engine!r}; choose one of {', '.join(ENGINE_NAMES)}")
     try:
-        run_listen(audio, principal, settings=_settings(engine=engine), attendees=attendee or [])
+        run_listen(audio, principal, settings=_settings(engine=engine), attendees=attendee or [], speak=speak)
     except ListenInputError as e:
         raise _fail(str(e)) from e
 

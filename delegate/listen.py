@@ -1,10 +1,20 @@
-"""`python -m delegate listen`: transcribe a recording and show the decisions the delegate would have made live."""
+"""`python -m delegate listen`: transcribe a recording and show the decisions the delegate would have made live.
+
+With `--speak FILE.wav` it also voices them: the recording with the delegate's spoken replies mixed in,
+each placed where it would have started live.
+"""
 
 from __future__ import annotations
 
 import asyncio
+import io
+import time
+import wave
+from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
+import numpy as np
 from pydantic import ValidationError
 from rich.console import Console
 
@@ -14,6 +24,11 @@ from delegate.engines import build_engine
 from delegate.engines.base import Engine
 from delegate.meeting import MeetingState
 from delegate.models import UNKNOWN_SPEAKER, Decision, Profile, Utterance
+from delegate.voice.base import split_sentences
+from delegate.voice.pcm import pcm_to_float
+
+if TYPE_CHECKING:
+    from delegate.voice.base import Synthesizer
 
 _CHUNK_BYTES = SAMPLE_RATE // 10 * 2  # 100 ms, as a live client would send it
 
@@ -29,8 +44,10 @@ def run_listen(
     settings: Settings | None = None,
     console: Console | None = None,
     attendees: list[str] | None = None,
+    speak: Path | None = None,
 ) -> list[tuple[Utterance, Decision]]:
-    """Feed `audio` through recognition and the engine, printing each utterance and decision as it comes."""
+    """Feed `audio` through recognition and the engine, printing each utterance and decision as it comes;
+    with `speak`, write the recording with the delegate's replies voiced into it there (16 kHz mono WAV)."""
     settings = settings or Settings()
     console = console or Console()
     try:
@@ -43,11 +60,88 @@ def run_listen(
         pcm = read_audio(audio)
     except Exception as e:  # av and wave raise many kinds for a file that is not audio
         raise ListenInputError(f"{audio}: cannot read it as audio ({type(e).__name__}: {e})") from e
-    return asyncio.run(_listen(audio, pcm, profile, settings, console, attendees or []))
+    synthesizer = None
+    if speak is not None:
+        from delegate.voice.stream import load_synthesizer
+
+        with console.status("Loading the voice…"):
+            synthesizer = load_synthesizer(settings.tts_voice)
+    voice = _Voice(synthesizer, settings.asr_silence_s) if synthesizer is not None else None
+    results = asyncio.run(_listen(audio, pcm, profile, settings, console, attendees or [], voice))
+    if voice is not None and speak is not None:
+        speak.write_bytes(voice.mix(pcm))
+        n = len(voice.placed)
+        console.print(f"wrote {speak}: the recording with the delegate's {n} spoken repl{'ies' if n != 1 else 'y'} in it")
+    return results
+
+
+@dataclass(frozen=True)
+class PlacedReply:
+    """A spoken reply (16 kHz float audio) and where it starts in the recording."""
+
+    utterance_id: int
+    at_s: float
+    text: str
+    audio: np.ndarray
+
+    @property
+    def seconds(self) -> float:
+        return len(self.audio) / SAMPLE_RATE
+
+
+class _Voice:
+    """Voices the replies and places each where it would have started live.
+
+    Live, a reply starts after the cue's end plus: the end-of-turn silence the recogniser waits for, the
+    recognition of the final, the decision, and the synthesis of the reply's first sentence. The last
+    three are measured here as they happen; a reply never starts before the previous one has ended.
+    """
+
+    def __init__(self, synthesizer: Synthesizer, silence_s: float) -> None:
+        self.synthesizer, self.silence_s = synthesizer, silence_s
+        self.placed: list[PlacedReply] = []
+
+    def place(self, utterance: Utterance, decision: Decision, recognition_s: float) -> PlacedReply:
+        sentences = split_sentences(decision.speak)
+        t0 = time.perf_counter()
+        pcm = [self.synthesizer.synthesize(sentences[0])] if sentences else []
+        first_s = time.perf_counter() - t0
+        pcm += [self.synthesizer.synthesize(s) for s in sentences[1:]]
+        at = (utterance.end or 0.0) + self.silence_s + recognition_s + decision.latency_ms / 1000 + first_s
+        if self.placed:
+            at = max(at, self.placed[-1].at_s + self.placed[-1].seconds)
+        audio = pcm_to_float(b"".join(pcm), self.synthesizer.sample_rate, SAMPLE_RATE)
+        reply = PlacedReply(utterance.id, at, decision.speak, audio)
+        self.placed.append(reply)
+        return reply
+
+    def mix(self, pcm: bytes) -> bytes:
+        """The recording with the replies added, as a WAV file; longer than the recording if a reply ends later."""
+        meeting = np.frombuffer(pcm, dtype="<i2").astype(np.float32) / 32768.0
+        end = max([len(meeting), *(round(r.at_s * SAMPLE_RATE) + len(r.audio) for r in self.placed)])
+        out = np.zeros(end, dtype=np.float32)
+        out[: len(meeting)] = meeting
+        for r in self.placed:
+            start = round(r.at_s * SAMPLE_RATE)
+            out[start : start + len(r.audio)] += r.audio
+        samples = (np.clip(out, -1.0, 32767 / 32768) * 32768).astype("<i2")
+        buffer = io.BytesIO()
+        with wave.open(buffer, "wb") as w:
+            w.setnchannels(1)
+            w.setsampwidth(2)
+            w.setframerate(SAMPLE_RATE)
+            w.writeframes(samples.tobytes())
+        return buffer.getvalue()
 
 
 async def _listen(
-    audio: Path, pcm: bytes, profile: Profile, settings: Settings, console: Console, attendees: list[str]
+    audio: Path,
+    pcm: bytes,
+    profile: Profile,
+    settings: Settings,
+    console: Console,
+    attendees: list[str],
+    voice: _Voice | None = None,
 ) -> list[tuple[Utterance, Decision]]:
     engine = build_engine(settings.engine, settings)
     with console.status("Loading the speech model…"):
@@ -63,10 +157,13 @@ async def _listen(
 
     out: list[tuple[Utterance, Decision]] = []
     for offset in range(0, len(pcm), _CHUNK_BYTES):
-        for event in await transcriber.afeed(pcm[offset : offset + _CHUNK_BYTES]):
-            out.extend(await _on_event(event, meeting, engine, profile, console))
+        t0 = time.perf_counter()
+        events = await transcriber.afeed(pcm[offset : offset + _CHUNK_BYTES])
+        for event in events:
+            out.extend(await _on_event(event, meeting, engine, profile, console, voice, time.perf_counter() - t0))
+    t0 = time.perf_counter()
     for event in await transcriber.aflush():
-        out.extend(await _on_event(event, meeting, engine, profile, console))
+        out.extend(await _on_event(event, meeting, engine, profile, console, voice, time.perf_counter() - t0))
 
     spoke = sum(d.spoke for _, d in out)
     console.print(
@@ -76,7 +173,13 @@ async def _listen(
 
 
 async def _on_event(
-    event: TranscriptEvent, meeting: MeetingState, engine: Engine, profile: Profile, console: Console
+    event: TranscriptEvent,
+    meeting: MeetingState,
+    engine: Engine,
+    profile: Profile,
+    console: Console,
+    voice: _Voice | None,
+    recognition_s: float,
 ) -> list[tuple[Utterance, Decision]]:
     if not event.final:
         return []
@@ -93,6 +196,9 @@ async def _on_event(
             f"  [bold green]▶ {profile.name} (delegate) says:[/] {decision.speak}\n"
             f"    [dim]{decision.scenario.value}, confidence {decision.confidence:.2f}: {decision.reason}[/]"
         )
+        if voice is not None:
+            placed = voice.place(utterance, decision, recognition_s)
+            console.print(f"    [dim]voiced at {_clock(placed.at_s)}, {placed.seconds:.1f} s[/]")
     else:
         console.print(f"  [dim]· stays silent ({decision.scenario.value}): {decision.reason}[/]")
     return [(utterance, decision)]

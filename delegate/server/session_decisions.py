@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import time
+from collections.abc import Awaitable, Callable
 
 from delegate.guard import guard_decision
 from delegate.models import Decision
@@ -24,6 +25,8 @@ class Decisions(ApprovalDesk):
     _pending: asyncio.Task[None] | None
     _pending_id: int | None
     _committing: bool
+    # Implemented by the voice side (VoiceOut): declared, not defined, so the mixin order cannot shadow it.
+    _say: Callable[[Decision], Awaitable[None]]
 
     def resume_decision(self, utterance_id: int) -> None:
         self._pending_id = utterance_id
@@ -119,3 +122,5 @@ class Decisions(ApprovalDesk):
         await self._send(
             DecisionMessage(meeting_id=self.meeting_id, decision=decision, approval=approval, resumed=resumed)
         )
+        if not resumed:
+            await self._say(decision)  # and its voice, after the text (said once, not again on resume)

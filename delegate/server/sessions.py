@@ -20,6 +20,7 @@ from delegate.server.rebuild import rebuild
 from delegate.server.session import MeetingSession
 from delegate.server.session_audio import TranscriberFactory
 from delegate.server.session_base import CLOSE_REPLACED, CLOSE_RESTART, Connection
+from delegate.server.session_voice import VoiceSource
 from delegate.store import ENDED, AuditKind, Store
 
 __all__ = ["CLOSE_REPLACED", "CLOSE_RESTART", "Connection", "MeetingSession", "Sessions", "TranscriberFactory"]
@@ -46,6 +47,7 @@ class Sessions:
         asr: TranscriberFactory | None = None,
         max_per_owner: int | None = None,
         askers: Callable[[str], Asker] | None = None,
+        voice: VoiceSource | None = None,
         approval_timeout_s: float = 30.0,
         watch_limit: int = 1000,
     ) -> None:
@@ -62,6 +64,7 @@ class Sessions:
         self._release_seconds = release_seconds
         self._actions = actions
         self._asr = asr
+        self._voice = voice
         self._askers = askers
         self._sessions: dict[str, MeetingSession] = {}
         """By audit id: one owner's meeting ids never meet another's."""
@@ -206,6 +209,7 @@ class Sessions:
             actions=actions,
             on_closed=self._forget,
             asr=self._asr,
+            voice=self._voice,
             audit_id=audit_id(owner, meeting_id),
             asker=self._askers(engine.name) if self._askers is not None else None,
             approval_timeout_s=self._approval_timeout_s,

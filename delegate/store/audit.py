@@ -31,6 +31,11 @@ def _summary(event: AuditEvent) -> str:
         case AuditKind.feedback:
             target = f"action {p['action_id']}" if p.get("action_id") else f"decision {event.utterance_id}"
             return f"{p.get('verdict')} {target} {p.get('comment') or ''}".rstrip()
+        case AuditKind.speech:
+            cut = f" (cut at {p.get('played_ms')} ms: {p.get('reason')})" if p.get("cut") else ""
+            return f"VOICE {p.get('said')!r}{cut}"
+        case AuditKind.echo:
+            return f"echo of {p.get('of_utterance_id')}: {p.get('text')!r}"
         case AuditKind.speech_resolved:
             why = f" ({p['reason']})" if p.get("reason") else ""
             return f"speech {p.get('status')}{why}: {p.get('text')!r}"

@@ -27,10 +27,14 @@ class AuditKind(StrEnum):
     closed = "closed"
     ask = "ask"
     answer = "answer"
+    speech = "speech"
+    """What the delegate's voice said of a decision: all of it, or up to where it was cut (`said`, `played_ms`)."""
+    echo = "echo"
+    """A transcript of the delegate's own voice coming back through the bot's audio: not decided on."""
     speech_resolved = "speech_resolved"
+    """A speech held for approval was approved, edited, rejected or expired (`status`, `text`, `reason`)."""
     edit_refused = "edit_refused"
     """An edit of held speech the guard refused: recorded without its words; the speech stays pending."""
-    """A speech held for approval was approved, edited, rejected or expired (`status`, `text`, `reason`)."""
 
 
 ENDED = frozenset({AuditKind.left, AuditKind.closed})

@@ -63,7 +63,7 @@ def test_short_run_against_a_server_it_starts(meeting_file: Path, tmp_path: Path
 
 def run_against_server_with_token(meeting_file: Path, tmp_path: Path, token: str):  # noqa: ANN201 - a LoadReport
     """Two meetings for a second against a live server that accepts only the token `t0k`."""
-    live = start_server(Settings(db_path=tmp_path / "audit.sqlite", api_tokens="t0k", log_level="warning"))
+    live = start_server(Settings(db_path=tmp_path / "audit.sqlite", api_tokens="t0k", log_level="warning", voice=False))
     try:
         args = ["--meetings", "2", "--rate", "4", "--duration", "1", "--url", live.url, "--token", token]
         return main([*args, "--data", str(meeting_file)])

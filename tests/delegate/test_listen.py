@@ -29,3 +29,35 @@ def test_listen_answers_the_name_cue_in_a_recording():
     printed = out.getvalue()
     assert "Sirui Zhao (delegate) says" in printed
     assert "the delegate would have spoken 1 time." in printed
+
+
+def test_listen_speak_writes_the_recording_with_the_reply_voiced_where_it_would_have_started(tmp_path):
+    import wave
+
+    import numpy as np
+
+    from benchmark.intelligibility import normalise, wer
+    from delegate.asr import SAMPLE_RATE, load_speech_model, read_audio
+
+    out_wav = tmp_path / "replies.wav"
+    results = run_listen(
+        AUDIO_FIXTURES / "name_cue.wav",
+        AUDIO_FIXTURES / "principal_sirui.json",
+        settings=Settings(engine="local"),
+        console=Console(file=io.StringIO(), width=200),
+        speak=out_wav,
+    )
+    cue, decision = results[1]
+    with wave.open(str(out_wav)) as w:
+        assert (w.getnchannels(), w.getsampwidth(), w.getframerate()) == (1, 2, SAMPLE_RATE)
+    meeting = np.frombuffer(read_audio(AUDIO_FIXTURES / "name_cue.wav"), "<i2").astype(np.int32)
+    mixed = np.frombuffer(read_audio(out_wav), "<i2").astype(np.int32)
+    assert len(mixed) >= len(meeting)
+    # The recording is all there; the delegate's voice is added after the cue ended, not before.
+    added = mixed - np.pad(meeting, (0, len(mixed) - len(meeting)))
+    voiced = np.flatnonzero(np.abs(added) > 300)
+    assert cue.end is not None and voiced[0] / SAMPLE_RATE > cue.end + 0.5
+    # And it says the reply.
+    reply = added[voiced[0] :].astype(np.float32) / 32768
+    heard = load_speech_model().transcribe(reply[: 30 * SAMPLE_RATE], beam_size=5)
+    assert wer([normalise(decision.speak)], [normalise(heard)]) <= 0.25, heard

@@ -23,6 +23,8 @@ def make_server(tmp_path: Path) -> Iterator[Callable[..., LiveServer]]:
             "api_tokens": "",
             "log_level": "warning",
             "engine": "local",
+            # Voice out has its own tests (test_voice.py): elsewhere clients get today's text frames.
+            "voice": False,
         }
         values.update(overrides)
         live = start_server(Settings(**values))

@@ -32,7 +32,7 @@ NAMED = frozenset(code.value for code in ErrorCode) - {"internal"}
 def live(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiveServer]:
     db = Path(tmp_path_factory.mktemp("fuzz")) / "audit.sqlite"
     server = start_server(
-        Settings(db_path=db, api_tokens="", log_level="warning", engine="local", max_frame_bytes=4096)
+        Settings(db_path=db, api_tokens="", log_level="warning", engine="local", max_frame_bytes=4096, voice=False)
     )
     # The first `audio_start` loads the speech model (seconds on a busy machine): load it here, once, so
     # that an example's answer is waited for as a client would, not for a model load.
