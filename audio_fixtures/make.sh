@@ -27,6 +27,8 @@ declare -A ATTENDEES=(
   [name_cue]="Peter|Sirui Zhao"
   [standup]="Anna|Peter|Ondrej"
   [planning]="Katie|Ondrej"
+  [cue_named]="Peter|Sirui Zhao"
+  [cue_implicit]="Peter|Sirui Zhao"
 )
 
 # Clips: one "speaker|text" line per turn; texts avoid digits and quotes so references stay plain.
@@ -42,6 +44,10 @@ CLIPS[planning]="Katie|We need to decide which model we deploy for the workshop 
 Ondrej|I would keep the small model. It is fast enough on a laptop and the quality is fine.
 Katie|Okay. Who can prepare the slides for the presentation?
 Ondrej|I can do that, but I need the latest results from the experiments first."
+# Cues for the voice-to-voice benchmark (principal_sirui.json answers both from its background): one names
+# the principal, one asks without a name, a question whose floor falls to the principal (an implicit cue).
+CLIPS[cue_named]="Peter|Sirui, how is the data collection going?"
+CLIPS[cue_implicit]="Peter|Good morning. Any news on the data collection?"
 
 json_escape() { local s=$1; s=${s//\\/\\\\}; s=${s//\"/\\\"}; printf '%s' "$s"; }
 seconds() { soxi -D "$1"; }
@@ -51,7 +57,7 @@ silence() { sox -n -r $RATE -c 1 -b 16 "$2" trim 0 "$1"; }
 {
   printf '{\n  "format": "delegate-audio/1",\n  "sample_rate": %d,\n  "clips": {\n' $RATE
   first_clip=1
-  for clip in name_cue standup planning; do
+  for clip in name_cue standup planning cue_named cue_implicit; do
     parts=()
     silence $LEAD "$WORK/lead.wav"
     parts+=("$WORK/lead.wav")
