@@ -47,7 +47,7 @@ Ondrej|I can do that, but I need the latest results from the experiments first."
 # Cues for the voice-to-voice benchmark (principal_sirui.json answers both from its background): one names
 # the principal, one asks without a name, a question whose floor falls to the principal (an implicit cue).
 CLIPS[cue_named]="Peter|Sirui, how is the data collection going?"
-CLIPS[cue_implicit]="Peter|Good morning. Any news on the data collection?"
+CLIPS[cue_implicit]="Peter|Could you give us an update on the data collection?"
 
 json_escape() { local s=$1; s=${s//\\/\\\\}; s=${s//\"/\\\"}; printf '%s' "$s"; }
 seconds() { soxi -D "$1"; }

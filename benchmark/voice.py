@@ -9,6 +9,10 @@ Measured by the clients against the clips' references (turn start and end times)
 - final_latency_s: end of a turn's speech (the moment its last sample was due) to the arrival of its
   final `transcript` frame;
 - finals_lost: turns that got no final transcript (by the end of the stream plus a grace period);
+- voice_to_voice_s (the server speaking, the default): end of a cue's speech to the first byte of the
+  reply's audio, over the cue clips (`cue_named` names the principal, `cue_implicit` asks without a name),
+  overall and per kind; `replies_missed`: cues whose reply never started. Each cue clip is followed by
+  `REPLY_ROOM_S` of silence, room for the reply before the next clip speaks over it;
 - streams_refused: `audio_start` answered by `asr_busy`; a refused client then sends one typed
   utterance and counts whether it got its decision (`refused_text_ok`);
 and from the server's /metrics: partials shed, CPU and peak RSS. The machine's load average and the CPU
@@ -28,6 +32,7 @@ import secrets
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
@@ -51,6 +56,11 @@ CHUNK_S = 0.1
 GRACE_S = 15.0
 """How long a client waits, after its last chunk, for the finals still due."""
 PRINCIPAL = AUDIO_FIXTURES / "principal_sirui.json"
+CUES = {"cue_named": "named", "cue_implicit": "implicit"}
+"""Clips whose last turn is a cue the principal's delegate answers aloud, and the kind of cue."""
+REPLY_ROOM_S = 6.0
+"""Silence streamed after a cue clip: about as long as the spoken reply (which speech would cut)."""
+DEFAULT_CLIPS = "standup,cue_named,planning,cue_implicit"
 
 
 class Percentiles(BaseModel):
@@ -82,7 +92,13 @@ class VoiceReport(BaseModel):
     """The server's capacity, from its /metrics."""
     final_latency_s: Percentiles
     voice_to_voice_s: Percentiles | None = None
-    """End of a cue's speech to the first byte of the reply's audio (measured once the server speaks)."""
+    """End of a cue's speech to the first byte of the reply's audio (None when the server does not speak)."""
+    voice_to_voice_named_s: Percentiles | None = None
+    voice_to_voice_implicit_s: Percentiles | None = None
+    cues: int = 0
+    """Cue turns streamed to meetings that were heard."""
+    replies_missed: int | None = None
+    """Cues whose spoken reply never started."""
     turns: int
     finals: int
     finals_lost: int
@@ -114,6 +130,8 @@ class Turn:
     text: str
     start: float
     end: float
+    cue: str | None = None
+    """For a cue the delegate should answer aloud: its kind (`CUES`)."""
 
 
 @dataclass
@@ -139,17 +157,24 @@ def _overlap(a0: float, a1: float, b0: float, b1: float) -> float:
     return max(0.0, min(a1, b1) - max(a0, b0))
 
 
-def final_arrivals(run: ClientRun) -> dict[int, float]:
-    """Turn index -> arrival of its last final transcript (each final goes to the turn it overlaps most)."""
-    arrivals: dict[int, float] = {}
+def _finals(run: ClientRun) -> list[tuple[int, float, int]]:
+    """(turn index, arrival, utterance id) of each final transcript, given to the turn it overlaps most."""
+    out = []
     for t, frame in run.frames:
         if frame.get("type") != "transcript" or not frame["utterance"].get("final"):
             continue
         u = frame["utterance"]
         overlaps = [_overlap(u["start"], u["end"], turn.start, turn.end) for turn in run.turns]
         if overlaps and max(overlaps) > 0:
-            k = int(np.argmax(overlaps))
-            arrivals[k] = max(arrivals.get(k, t), t)
+            out.append((int(np.argmax(overlaps)), t, u["id"]))
+    return out
+
+
+def final_arrivals(run: ClientRun) -> dict[int, float]:
+    """Turn index -> arrival of its last final transcript."""
+    arrivals: dict[int, float] = {}
+    for k, t, _ in _finals(run):
+        arrivals[k] = max(arrivals.get(k, t), t)
     return arrivals
 
 
@@ -161,8 +186,40 @@ def final_latencies(runs: list[ClientRun]) -> list[float]:
     return out
 
 
+def reply_starts(run: ClientRun) -> dict[int, float | None]:
+    """Cue turn index -> arrival of the first byte of the spoken reply to it (None: no reply started).
+
+    The reply is the `speech_start` for an utterance transcribed from the cue; its audio is the binary
+    frames that follow it."""
+    ids: dict[int, int] = {}
+    for k, _, uid in _finals(run):
+        if run.turns[k].cue:
+            ids[uid] = k
+    starts: dict[int, float | None] = {k: None for k, turn in enumerate(run.turns) if turn.cue}
+    for t, frame in run.frames:
+        k = ids.get(frame.get("utterance_id", -1)) if frame["type"] == "speech_start" else None
+        if k is not None and starts[k] is None:
+            starts[k] = next((at for at, _ in run.audio_frames if at >= t), None)
+    return starts
+
+
+def voice_to_voice(runs: list[ClientRun], kind: str | None = None) -> list[float]:
+    """End of a cue's speech to the first byte of its reply, over the cues of `kind` (all with None)."""
+    out = []
+    for run in runs:
+        for k, first in reply_starts(run).items():
+            if first is not None and kind in (None, run.turns[k].cue):
+                out.append(first - (run.t0 + run.turns[k].end))
+    return out
+
+
 MEASURES: dict[str, Callable[[list[ClientRun]], list[float]]] = {"final_latency_s": final_latencies}
 """Latency measurements over the clients' runs (those not refused), by the report field they fill."""
+VOICE_MEASURES: dict[str, Callable[[list[ClientRun]], list[float]]] = {
+    "voice_to_voice_s": voice_to_voice,
+    **{f"voice_to_voice_{kind}_s": partial(voice_to_voice, kind=kind) for kind in CUES.values()},
+}
+"""The same, measured when the server speaks."""
 
 
 # --- clients ---------------------------------------------------------------------------------------
@@ -173,8 +230,10 @@ def _auth(token: str) -> dict[str, str]:
     return {"Authorization": f"Bearer {token}"} if token else {}
 
 
-def _stream(clips: list[Clip], first: int) -> tuple[bytes, list[Turn]]:
-    """The clips back to back, starting with clip `first`: the PCM and its turns in stream time."""
+def _stream(clips: list[Clip], first: int, voice: bool) -> tuple[bytes, list[Turn]]:
+    """The clips back to back, starting with clip `first`: the PCM and its turns in stream time.
+
+    With `voice`, the last turn of a cue clip is a cue, and silence follows the clip (`REPLY_ROOM_S`)."""
     from delegate.asr import read_audio
 
     pcm = b""
@@ -183,6 +242,9 @@ def _stream(clips: list[Clip], first: int) -> tuple[bytes, list[Turn]]:
         offset = len(pcm) / 2 / SAMPLE_RATE
         turns += [Turn(clip.name, s.text, offset + s.start, offset + s.end) for s in clip.segments]
         pcm += read_audio(clip.path)
+        if voice and clip.name in CUES:
+            turns[-1] = Turn(clip.name, turns[-1].text, turns[-1].start, turns[-1].end, CUES[clip.name])
+            pcm += bytes(int(REPLY_ROOM_S * SAMPLE_RATE) * 2)
     return pcm, turns
 
 
@@ -290,8 +352,8 @@ async def _client(
     return run
 
 
-async def _warm_up(url: str, token: str, clip: Clip) -> None:
-    """One short stream first, so that the model's loading and first decodes are not measured."""
+async def _warm_up(url: str, token: str, clip: Clip, voice: bool) -> None:
+    """One short stream first, so that the models' loading and first decodes (and synthesis) are not measured."""
     from delegate.asr import read_audio
 
     pcm = read_audio(clip.path)[: int(SAMPLE_RATE * (clip.segments[0].end + 1.0)) * 2]
@@ -305,6 +367,11 @@ async def _warm_up(url: str, token: str, clip: Clip) -> None:
             await ws.send(pcm[offset : offset + 3200])
         await ws.send(json.dumps({"type": "audio_end"}))
         await _next(ws, "audio_end", timeout=120)
+        if voice:  # the cue's reply spoken once (it follows the decision; given up on after a minute)
+            with contextlib.suppress(TimeoutError):
+                async with asyncio.timeout(60):
+                    while not isinstance(await ws.recv(), bytes):
+                        pass
         await ws.send(json.dumps({"type": "leave", "reason": "warm-up over"}))
 
 
@@ -334,13 +401,17 @@ def _cpu_busy() -> tuple[float, float] | None:
     return (sum(fields) - idle) / tick, sum(fields) / tick
 
 
-async def run_voice(url: str, token: str, clips: list[Clip], meetings: int, stagger: float) -> VoiceReport:
+async def run_voice(
+    url: str, token: str, clips: list[Clip], meetings: int, stagger: float, voice: bool = False
+) -> VoiceReport:
+    """`voice`: the server speaks (its voice on), so the cue clips' replies are measured."""
     run_id = secrets.token_hex(4)
     attendees = sorted({a for c in clips for a in c.attendees if a != "Sirui Zhao"})
-    streams = [_stream(clips, k % len(clips)) for k in range(meetings)]
+    streams = [_stream(clips, k % len(clips), voice) for k in range(meetings)]
     runs = [ClientRun(f"voice-{run_id}-{k}", turns) for k, (_, turns) in enumerate(streams)]
     async with httpx.AsyncClient(base_url=url, headers=_auth(token), timeout=10) as http:
-        await _warm_up(url, token, clips[0])
+        cues = [c for c in clips if c.name in CUES]
+        await _warm_up(url, token, cues[0] if voice and cues else clips[0], voice and bool(cues))
         before = await _scrape(http)
         machine0, own0, load0 = _cpu_busy(), time.process_time(), os.getloadavg()[0]
         wall0 = time.perf_counter()
@@ -393,6 +464,11 @@ async def run_voice(url: str, token: str, clips: list[Clip], meetings: int, stag
         stagger_s=stagger,
         asr_max_streams=None if capacity is None else int(capacity),
         **{name: Percentiles.of(measure(heard)) for name, measure in MEASURES.items()},
+        **({name: Percentiles.of(measure(heard)) for name, measure in VOICE_MEASURES.items()} if voice else {}),
+        cues=sum(1 for run in heard for turn in run.turns if turn.cue),
+        replies_missed=sum(1 for run in heard for first in reply_starts(run).values() if first is None)
+        if voice
+        else None,
         turns=turns,
         finals=sum(1 for run in heard for _, f in run.frames if f["type"] == "transcript" and f["utterance"]["final"]),
         finals_lost=turns - found,
@@ -424,6 +500,10 @@ def _print(r: VoiceReport) -> None:
     print(f"final latency        {s(r.final_latency_s)}")
     if r.voice_to_voice_s is not None:
         print(f"voice to voice       {s(r.voice_to_voice_s)}")
+        for kind in CUES.values():
+            p = getattr(r, f"voice_to_voice_{kind}_s")
+            print(f"  {kind:18} {s(p)}")
+        print(f"replies              {r.cues - (r.replies_missed or 0)} to {r.cues} cues, missed {r.replies_missed}")
     print(f"finals               {r.finals} for {r.turns} turns, lost {r.finals_lost}")
     print(f"partials             {r.partials} sent, {r.partials_shed} shed")
     print(f"streams refused      {r.streams_refused} (typed utterance answered in {r.refused_text_ok})")
@@ -444,8 +524,9 @@ app = typer.Typer(rich_markup_mode=None, add_completion=False, context_settings=
 @app.command(help=__doc__.splitlines()[0])
 def _command(
     meetings: int = typer.Option(4, "--meetings", min=1, help="Concurrent meetings streaming audio."),
-    clips: str = typer.Option(
-        "name_cue,standup,planning", "--clips", help="Fixture clips each meeting streams, back to back."
+    clips: str = typer.Option(DEFAULT_CLIPS, "--clips", help="Fixture clips each meeting streams, back to back."),
+    voice: bool = typer.Option(
+        True, "--voice/--no-voice", help="The server speaks: measure voice to voice over the cue clips."
     ),
     stagger: float = typer.Option(6.0, "--stagger", min=0.0, help="Seconds over which the meetings' starts are spread."),
     max_streams: int = typer.Option(
@@ -454,7 +535,9 @@ def _command(
     workers: int = typer.Option(
         None, "--workers", min=1, help="DELEGATE_ASR_WORKERS of the server started (default: its own)."
     ),
-    url: str = typer.Option(None, "--url", help="A running server (loopback only), e.g. http://127.0.0.1:8000."),
+    url: str = typer.Option(
+        None, "--url", help="A running server (loopback only; its voice on unless --no-voice), e.g. http://127.0.0.1:8000."
+    ),
     token: str = typer.Option("", "--token", help="Bearer token for --url."),
     json_out: Path = typer.Option(None, "--json", help="Write the figures to this file."),
 ) -> VoiceReport:
@@ -471,13 +554,13 @@ def _command(
         raise typer.Exit(2)
     selected = [by_name[n] for n in names]
     if url:
-        report = asyncio.run(run_voice(url, token, selected, meetings, stagger))
+        report = asyncio.run(run_voice(url, token, selected, meetings, stagger, voice))
     else:
         env = {"DELEGATE_ASR_MAX_STREAMS": str(max_streams)} if max_streams else {}
         if workers:
             env["DELEGATE_ASR_WORKERS"] = str(workers)
-        with local_server("local", env=env) as (server, key):
-            report = asyncio.run(run_voice(server, key, selected, meetings, stagger))
+        with local_server("local", voice=voice, env=env) as (server, key):
+            report = asyncio.run(run_voice(server, key, selected, meetings, stagger, voice))
     _print(report)
     if json_out:
         json_out.write_text(report.model_dump_json(indent=2) + "\n")
