@@ -130,6 +130,13 @@ def voice_heard(result: Result, cwd: Path) -> str | None:
         return f"{figures['finals_lost']} of {figures['turns']} turns got no final transcript"
     return None
 
+
+def voice_replied(result: Result, cwd: Path) -> str | None:
+    figures = json.loads((cwd / "v2v.json").read_text())
+    if not figures["voice_to_voice_s"]["n"]:
+        return f"none of {figures['cues']} cues got a spoken reply"
+    return None
+
 COMMANDS = [
     Command(["benchmark.replay", "--limit", "40", "--out", "r/replay"], check=json_has("r/replay/report.json", "response_rate")),
     Command(["benchmark.replay", "--engine", "oracle", "--variants", "matched", "--limit", "20", "--out", "r/oracle"], check=json_has("r/oracle/report.json", "loose_recall")),
@@ -142,10 +149,10 @@ COMMANDS = [
     Command(["benchmark.load", "--meetings", "2", "--rate", "2", "--duration", "3", "--json", "load.json"], check=json_has("load.json")),
     Command(["benchmark.console_latency", "--utterances", "20", "--rate", "10", "--json", "console.json"], check=json_has("console.json", "watcher_p95_ms")),
     Command(["benchmark.asr", "--json", "asr.json"], AUDIO, asr_quality),
-    Command(["benchmark.voice", "--meetings", "2", "--clips", "name_cue", "--stagger", "1", "--json", "voice.json"], AUDIO, voice_heard),
+    Command(["benchmark.voice", "--meetings", "2", "--clips", "name_cue", "--stagger", "1", "--no-voice", "--json", "voice.json"], AUDIO, voice_heard),
     Command(["delegate", "listen", str(WAV), "--principal", str(PRINCIPAL)], AUDIO, prints("(delegate) says", "would have spoken 1 time")),
     Command(["delegate", "listen", str(WAV), "--principal", str(PRINCIPAL), "--speak", "replies.wav"], AUDIO | VOICE, wav_written("replies.wav")),
-    Command(["benchmark.voice_reply", "--rounds", "2", "--json", "v2v.json"], AUDIO | VOICE, json_has("v2v.json", "voice_to_voice_p50_s")),
+    Command(["benchmark.voice", "--meetings", "1", "--clips", "cue_named,cue_implicit", "--stagger", "0", "--json", "v2v.json"], AUDIO | VOICE, voice_replied),
     Command(["benchmark.intelligibility", "--help"], check=prints("--voice")),
     Command(["delegate", "serve", "--help"], check=prints("--host", "--port")),
     Command(["delegate", "audit", "--help"], check=prints("meeting_id")),
