@@ -152,7 +152,7 @@ COMMANDS = [
     Command(["benchmark.voice", "--meetings", "2", "--clips", "name_cue", "--stagger", "1", "--no-voice", "--json", "voice.json"], AUDIO, voice_heard),
     Command(["delegate", "listen", str(WAV), "--principal", str(PRINCIPAL)], AUDIO, prints("(delegate) says", "would have spoken 1 time")),
     Command(["delegate", "listen", str(WAV), "--principal", str(PRINCIPAL), "--speak", "replies.wav"], AUDIO | VOICE, wav_written("replies.wav")),
-    Command(["benchmark.voice", "--meetings", "1", "--clips", "cue_named,cue_implicit", "--stagger", "0", "--json", "v2v.json"], AUDIO | VOICE, voice_replied),
+    Command(["benchmark.voice", "--meetings", "1", "--clips", "cue_named,planning,cue_implicit", "--stagger", "0", "--json", "v2v.json"], AUDIO | VOICE, voice_replied),
     Command(["benchmark.intelligibility", "--help"], check=prints("--voice")),
     Command(["delegate", "serve", "--help"], check=prints("--host", "--port")),
     Command(["delegate", "audit", "--help"], check=prints("meeting_id")),

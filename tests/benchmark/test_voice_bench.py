@@ -40,7 +40,7 @@ def test_both_cues_get_a_spoken_reply_timed_from_the_end_of_their_speech(tmp_pat
     live = start_server(Settings(db_path=tmp_path / "audit.sqlite", api_tokens="", log_level="warning", voice=True))
     load_speech_model()
     try:
-        report = main(["--url", live.url, "--meetings", "1", "--clips", "cue_named,cue_implicit", "--stagger", "0"])
+        report = main(["--url", live.url, "--meetings", "1", "--clips", "cue_named,planning,cue_implicit", "--stagger", "0"])
     finally:
         live.stop()
     assert report.cues == 2 and report.replies_missed == 0
@@ -50,7 +50,7 @@ def test_both_cues_get_a_spoken_reply_timed_from_the_end_of_their_speech(tmp_pat
     assert both is not None and both.n == 2
     # The reply cannot start before the recogniser's 0.5 s of end-of-turn silence has passed.
     assert 0.5 < both.p50 <= both.max < 15  # type: ignore[operator]
-    assert report.final_latency_s.n == 2 and report.errors == {}
+    assert report.final_latency_s.n == 6 and report.errors == {}
 
 
 def test_loopback_only_and_known_clips(capsys) -> None:
