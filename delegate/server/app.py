@@ -115,7 +115,14 @@ class _Voice:
         if self.available and self._task is None:
             from delegate.voice.stream import aload_synthesizer
 
-            self._task = asyncio.create_task(aload_synthesizer(self._settings.tts_voice), name="voice-load")
+            self._task = asyncio.create_task(
+                aload_synthesizer(self._settings.tts_voice, self._settings.voice_cache_mb * 1024 * 1024),
+                name="voice-load",
+            )
+
+    @property
+    def warm_pieces(self) -> int:
+        return self._settings.voice_warm_pieces
 
     async def get(self) -> Synthesizer | None:
         if not self.available:

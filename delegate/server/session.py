@@ -121,6 +121,7 @@ class MeetingSession(AudioInput, ActionDesk, Decisions, VoiceOut):
         self._audio_rate = 16000
         self._voice = voice if voice is not None and voice.available else None
         self._voice_on = False
+        self._warming = None
         self._playing = None
         self._spoken = deque(maxlen=RECENT_SPEECH)
         self._asker: Asker = asker or EmbeddedAsker()
@@ -337,6 +338,8 @@ class MeetingSession(AudioInput, ActionDesk, Decisions, VoiceOut):
             view = for_bot(missed, self.speech.get(missed.utterance_id)) if missed is not None else None
             previous = self._attach(conn)
             self._voice_on = message.voice is not False and self._voice is not None
+            if self._voice_on:
+                self._warm_voice()
             await self._send(Ack(of="join", meeting_id=self.meeting_id, last_utterance_id=self.state.last_id))
             if message.voice and self._voice is None:
                 await self._send(ErrorMessage.of(ProtocolError(ErrorCode.voice_not_supported)))

@@ -14,6 +14,7 @@ from collections import deque
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Protocol
 
+from delegate.compose import likely_openings
 from delegate.models import Decision
 from delegate.server.protocol import SpeechCancel, SpeechEnd, SpeechStart, UtteranceIn
 from delegate.server.session_base import SessionBase
@@ -38,6 +39,11 @@ class VoiceSource(Protocol):
 
     @property
     def available(self) -> bool: ...
+
+    @property
+    def warm_pieces(self) -> int:
+        """How many likely reply openings a meeting synthesises ahead when it joins with voice."""
+        ...
 
     async def get(self) -> Synthesizer | None:
         """The synthesizer, loaded the first time (off the loop); None when it cannot be loaded."""
@@ -69,6 +75,26 @@ class VoiceOut(SessionBase):
     _voice_on: bool
     _playing: _Playing | None
     _spoken: deque[SpokenWindow]
+    _warming: asyncio.Task[None] | None
+
+    def _warm_voice(self) -> None:
+        """Synthesise the likely openings of this meeting's replies in the background, once."""
+        if self._warming is None and self._voice is not None and self._voice.warm_pieces > 0:
+            self._warming = asyncio.create_task(self._warm(self._voice), name=f"voice-warm-{self.meeting_id}")
+
+    async def _warm(self, voice: VoiceSource) -> None:
+        from delegate.voice.stream import warm
+
+        synthesizer = await voice.get()
+        if synthesizer is None:
+            return
+        began = time.perf_counter()
+        try:
+            n = await warm(synthesizer, likely_openings(self.principal, self.state.names), voice.warm_pieces)
+        except Exception:
+            self._log.exception("voice_warm_failed")  # only a head start lost: replies synthesise as they come
+            return
+        self._log.info("voice_warmed", pieces=n, ms=round((time.perf_counter() - began) * 1000))
 
     async def _say(self, decision: Decision) -> None:
         """Speak a released decision (its text already went out), if this connection wants voice."""
@@ -190,6 +216,9 @@ class VoiceOut(SessionBase):
 
     async def _stop_voice(self, reason: str) -> None:
         """The meeting ends or is let go: stop speaking, record what was said, tell nobody."""
+        warming, self._warming = self._warming, None
+        if warming is not None and not warming.done():
+            warming.cancel()
         playing, self._playing = self._playing, None
         if playing is None:
             return

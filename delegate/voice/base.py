@@ -10,9 +10,9 @@ from pydantic import BaseModel, ConfigDict
 SAMPLE_WIDTH = 2  # bytes per sample: 16-bit PCM
 
 # The engine gets one piece at a time, so the first can be on its way while the next is synthesised: a
-# sentence, or a clause of it (after ; or :), and a long one is cut at its commas too. The first audio
+# sentence, or a clause of it (after ; or : or a dash), and a long one is cut at its commas too. The first audio
 # waits for the first piece only (a 20-word sentence takes Piper ~0.5 s on two cores, a clause ~0.1 s).
-_PIECE_END = re.compile(r"(?<=[.!?;:])\s+")
+_PIECE_END = re.compile(r"(?<=[.!?;:—])\s+")
 _COMMA = re.compile(r"(?<=,)\s+")
 LONG_PIECE_WORDS = 12
 

@@ -62,3 +62,61 @@ def test_an_echo_overlaps_the_speech_and_says_its_words():
     assert find_echo("Can we move the review to Monday instead?", 101.0, 103.0, [said]) is None  # someone else
     assert find_echo("Friday?", 104.0, 104.5, [said]) is None  # too short to tell from a person's question
     assert find_echo("the migration", 100.2, 101.0, [said], final=False) == said  # a partial may be short
+
+
+def test_a_dash_ends_a_piece_so_openers_and_holding_lines_start_short():
+    assert split_sentences("If I may add — The budget review moved to next quarter.") == [
+        "If I may add —", "The budget review moved to next quarter."]
+
+
+def test_openings_synthesised_ahead_start_a_reply_without_waiting_for_the_voice():
+    from delegate.compose import HOLDING_LINE, likely_openings
+    from delegate.models import BackgroundItem, Profile
+    from delegate.voice.cache import CachingSynthesizer
+    from delegate.voice.stream import warm
+
+    principal = Profile(name="Alice", background=[
+        BackgroundItem(context="migration", information="Has moved the migration to Friday. [PERSON2] signs it off."),
+        BackgroundItem(context="plans", information="She is leaving in March.", shareable=False),
+    ])
+    openings = likely_openings(principal, {"PERSON2": "Bob"})
+    # In the principal's own words and names; never a private item.
+    assert openings[0] == HOLDING_LINE and "I have moved the migration to Friday." in openings
+    assert "Bob signs it off." in openings and not any("March" in o for o in openings)
+
+    synthesizer = CachingSynthesizer(load_synthesizer().inner)
+    assert asyncio.run(warm(synthesizer, openings, limit=3)) == 3  # capped
+    assert asyncio.run(warm(synthesizer, openings, limit=10)) == len(openings) - 3  # the rest, once each
+    first = split_sentences(HOLDING_LINE)[0]
+    hit = synthesizer.cached(first)
+    assert hit is not None and len(hit) > synthesizer.sample_rate  # over half a second of speech, kept
+
+    async def first_piece_wait() -> float:
+        import time
+
+        began = time.perf_counter()
+        async for _ in speak(synthesizer, HOLDING_LINE):
+            return time.perf_counter() - began
+        raise AssertionError("nothing spoken")
+
+    assert asyncio.run(first_piece_wait()) < 0.02  # no synthesis: the piece was ready
+    # A piece nobody expected is synthesised as before, and kept for next time.
+    assert synthesizer.cached("Something nobody expected.") is None
+    assert synthesizer.synthesize("Something nobody expected.") == synthesizer.cached("Something nobody expected.")
+
+
+def test_the_cache_keeps_within_its_budget_dropping_the_least_recently_used():
+    from delegate.voice.cache import CachingSynthesizer
+
+    class Fixed:
+        name, sample_rate = "fixed", 10
+
+        def synthesize(self, piece: str) -> bytes:
+            return b"x" * 100
+
+    cache = CachingSynthesizer(Fixed(), budget_bytes=250)
+    for piece in ("a", "b"):
+        cache.synthesize(piece)
+    cache.cached("a")  # used: b is now the oldest
+    cache.synthesize("c")
+    assert cache.has("a") and cache.has("c") and not cache.has("b")
