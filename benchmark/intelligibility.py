@@ -14,6 +14,7 @@ import json
 import re
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import typer
 from pydantic import BaseModel
@@ -23,13 +24,15 @@ from text_to_num import alpha2digit
 from benchmark.data import FIXTURES, load
 from benchmark.judge import OfflineJudge
 from benchmark.replay import VARIANTS, replay_snapshots, select_cases
-from delegate.asr import SAMPLE_RATE, SpeechModel, load_speech_model
 from delegate.engines import build_engine
 from delegate.extras import run_cli
 from delegate.voice.base import SpokenSentence, Synthesizer
 from delegate.voice.echo import ECHO_MIN_RATIO, ECHO_MIN_WORDS, echo_ratio
 from delegate.voice.pcm import pcm_to_float
 from delegate.voice.stream import load_synthesizer, synthesize_all
+
+if TYPE_CHECKING:
+    from delegate.asr import SpeechModel
 
 CHUNK_S = 15.0
 """Sentences are transcribed together up to this long: the live recogniser hears turns of this order, and
@@ -113,6 +116,8 @@ def _chunks(sentences: list[SpokenSentence]) -> list[list[SpokenSentence]]:
 
 
 def measure(replies: list[str], synthesizer: Synthesizer, model: SpeechModel, worst: int = 5) -> Intelligibility:
+    from delegate.asr import SAMPLE_RATE  # the audio extra: imported when used, so --help works without it
+
     refs: list[str] = []
     heard: list[str] = []
     echo_ratios: list[float] = []
@@ -157,6 +162,8 @@ def main(
     from delegate.config import Settings
 
     replies = spoken_replies(data)
+    from delegate.asr import load_speech_model
+
     result = measure(replies, load_synthesizer(voice or Settings().tts_voice), load_speech_model())
     typer.echo(
         f"{result.replies} replies, {result.words} words, {result.audio_s:.0f} s of speech: "
