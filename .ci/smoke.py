@@ -327,17 +327,23 @@ async def meeting_over_websocket(port: int, audio: bool, voice: bool) -> str | N
             await ws.send(json.dumps({"type": "audio_end"}))
             heard: list[str] = []
             scenarios: list[str] = []
-            while True:
+            ended = False
+            last_final: int | None = None
+            decided: set[int] = set()
+            # The last final may come with the audio_end flush, its decision after the ack: wait for both.
+            while not ended or (last_final is not None and last_final not in decided):
                 raw = await asyncio.wait_for(ws.recv(), 120)
                 if isinstance(raw, bytes):
                     continue
                 frame = json.loads(raw)
                 if frame["type"] == "transcript" and frame["utterance"]["final"]:
                     heard.append(frame["utterance"]["text"])
+                    last_final = frame["utterance"]["id"]
                 elif frame["type"] == "decision":
                     scenarios.append(frame["decision"]["scenario"])
+                    decided.add(frame["decision"]["utterance_id"])
                 elif frame["type"] == "ack" and frame["of"] == "audio_end":
-                    break
+                    ended = True
                 elif frame["type"] == "error":
                     return f"audio stream error {frame}"
             # The recording names Sirui in its last turn; what to say was already said above, so only
