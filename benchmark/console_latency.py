@@ -18,7 +18,6 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-import click
 import httpx
 import numpy as np
 import typer
@@ -28,6 +27,7 @@ from websockets.asyncio.client import connect
 from benchmark.browser import NO_BROWSER, available, headless_chromium
 from benchmark.data import BenchMeeting, load
 from benchmark.load import _principal, local_server
+from benchmark.typer_call import call
 from delegate.extras import run_cli
 
 if TYPE_CHECKING:
@@ -227,16 +227,7 @@ def _command(
 
 def main(argv: list[str] | None = None) -> ConsoleLatencyReport:
     """Run from the command line, or from code with `argv`; exits (SystemExit) on bad options."""
-    if argv is None:
-        return app()
-    try:
-        result = app(argv, standalone_mode=False)
-    except click.ClickException as e:
-        e.show()
-        raise SystemExit(e.exit_code) from e
-    if isinstance(result, int):
-        raise SystemExit(result)
-    return result
+    return call(app, argv)
 
 
 if __name__ == "__main__":

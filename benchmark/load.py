@@ -22,7 +22,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from urllib.parse import urlsplit
 
-import click
 import httpx
 import numpy as np
 import typer
@@ -31,6 +30,7 @@ from websockets.asyncio.client import ClientConnection, connect
 
 from benchmark.cluster import free_port
 from benchmark.data import BenchMeeting, load
+from benchmark.typer_call import call
 from delegate.extras import run_cli
 from delegate.models import Profile
 from delegate.server.auth import is_loopback
@@ -315,16 +315,7 @@ def _command(
 
 def main(argv: list[str] | None = None) -> LoadReport:
     """Run from the command line, or from code with `argv`; exits (SystemExit) on bad options."""
-    if argv is None:
-        return app()
-    try:
-        result = app(argv, standalone_mode=False)
-    except click.ClickException as e:
-        e.show()
-        raise SystemExit(e.exit_code) from e
-    if isinstance(result, int):  # an early exit, its code (click returns it when not standalone)
-        raise SystemExit(result)
-    return result
+    return call(app, argv)
 
 
 if __name__ == "__main__":

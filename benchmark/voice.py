@@ -37,7 +37,6 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
-import click
 import httpx
 import numpy as np
 import typer
@@ -48,6 +47,7 @@ from websockets.exceptions import ConnectionClosedError
 
 from benchmark.asr import AUDIO_FIXTURES, Clip, load_clips
 from benchmark.load import local_server
+from benchmark.typer_call import call
 from delegate.extras import run_cli
 from delegate.server.auth import is_loopback
 
@@ -569,16 +569,7 @@ def _command(
 
 def main(argv: list[str] | None = None) -> VoiceReport:
     """Run from the command line, or from code with `argv`; exits (SystemExit) on bad options."""
-    if argv is None:
-        return app()
-    try:
-        result = app(argv, standalone_mode=False)
-    except click.ClickException as e:
-        e.show()
-        raise SystemExit(e.exit_code) from e
-    if isinstance(result, int):
-        raise SystemExit(result)
-    return result
+    return call(app, argv)
 
 
 if __name__ == "__main__":

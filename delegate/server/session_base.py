@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import time
+from collections.abc import Awaitable, Callable
 from typing import Protocol
 
 import structlog
@@ -67,25 +68,19 @@ class SessionBase:
 
     async def _send(self, message: ServerMessage) -> bool:
         """Send to the connected client, if any; a client gone away is not the session's failure."""
-        conn = self._conn
-        if conn is None:
-            return False
-        try:
-            await conn.send(message)
-        except Exception as e:
-            self._log.info("send_failed", error=type(e).__name__, message_type=message.type)
-            self.detach(conn)
-            return False
-        return True
+        return await self._over_connection(lambda conn: conn.send(message), message.type)
 
     async def _send_audio(self, pcm: bytes) -> bool:
+        return await self._over_connection(lambda conn: conn.send_audio(pcm), "speech_audio")
+
+    async def _over_connection(self, send: Callable[[Connection], Awaitable[None]], what: str) -> bool:
         conn = self._conn
         if conn is None:
             return False
         try:
-            await conn.send_audio(pcm)
+            await send(conn)
         except Exception as e:
-            self._log.info("send_failed", error=type(e).__name__, message_type="speech_audio")
+            self._log.info("send_failed", error=type(e).__name__, message_type=what)
             self.detach(conn)
             return False
         return True
