@@ -58,6 +58,30 @@ FINAL_BEAM = 1
 two thirds of the time, and greedy decodes batch well (CTranslate2 runs a batch's steps together)."""
 
 
+_SENTENCE_END = (".", "?", "!")
+_RESTART_MIN_WORDS = 3
+
+
+def _word(w: str) -> str:
+    return w.strip(".,?!;:\"'").lower()
+
+
+def drop_restart(text: str) -> str:
+    """`text` without a trailing restart of itself: "It ends Friday. It ends" -> "It ends Friday."
+
+    Whisper's beam search sometimes ends a short clip by starting its first sentence over (about 1 decode
+    in 20 of a 4 s reply, measured on the shipped voice). What follows a sentence end and repeats, word for
+    word, at least three of the words the text began with, was not said twice.
+    """
+    words = text.split()
+    for i in range(1, len(words) - _RESTART_MIN_WORDS + 1):
+        if words[i - 1].endswith(_SENTENCE_END) and [_word(w) for w in words[i:]] == [
+            _word(w) for w in words[: len(words) - i]
+        ]:
+            return " ".join(words[:i])
+    return text
+
+
 class TranscriptEvent(BaseModel):
     """Text recognized in one stretch of the stream; `start`/`end` in seconds from its first sample."""
 
@@ -212,7 +236,7 @@ class SpeechModel:
             avg_logprob = result.scores[0] * len(tokens) / (len(tokens) + 1)
             # Whisper's own rule for "this was not speech": both signals must agree.
             if not (result.no_speech_prob > 0.6 and avg_logprob < -1.0):
-                texts[i] = self._tokenizer.decode(tokens).strip()
+                texts[i] = drop_restart(self._tokenizer.decode(tokens).strip())
         return texts
 
     def _prompts(self, hotwords: list[str | None]) -> list[list[int]]:
