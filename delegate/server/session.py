@@ -118,6 +118,8 @@ class MeetingSession(AudioInput, ActionDesk, Decisions, VoiceOut):
         self._audio_speaker = UNKNOWN_SPEAKER
         self._audio_clock = 0.0
         self._audio_heard_s = 0.0
+        self._hearing = asyncio.Lock()
+        self._ending: set[asyncio.Task[None]] = set()
         self._audio_rate = 16000
         self._voice = voice if voice is not None and voice.available else None
         self._voice_on = False

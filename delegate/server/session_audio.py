@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import time
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Protocol
@@ -34,6 +35,9 @@ class AudioInput(SessionBase):
     """Monotonic time of the stream's first sample, as of the latest frame (a live client sends in real time)."""
     _audio_heard_s: float
     _audio_rate: int
+    _hearing: asyncio.Lock
+    """Held while a stream's audio is fed or flushed: one stream is fed from one task at a time."""
+    _ending: set[asyncio.Task[None]]
     # Implemented by the voice side (VoiceOut): declared, not defined.
     heard_echo: Callable[..., Awaitable[bool]]
     barge_in: Callable[..., Awaitable[None]]
@@ -42,12 +46,14 @@ class AudioInput(SessionBase):
         """One binary frame of the open audio stream; its transcripts go out, its finals on as utterances."""
         if self.closed:
             raise ProtocolError(ErrorCode.meeting_closed)
-        if self._audio is None:
-            raise ProtocolError(ErrorCode.binary_not_supported)
-        self.last_activity = time.time()
-        self._audio_heard_s += len(pcm) / 2 / self._audio_rate
-        self._audio_clock = time.monotonic() - self._audio_heard_s
-        await self._on_transcripts(await self._audio.afeed(pcm))
+        async with self._hearing:
+            stream = self._audio
+            if stream is None:
+                raise ProtocolError(ErrorCode.binary_not_supported)
+            self.last_activity = time.time()
+            self._audio_heard_s += len(pcm) / 2 / self._audio_rate
+            self._audio_clock = time.monotonic() - self._audio_heard_s
+            await self._on_transcripts(await stream.afeed(pcm))
 
     async def _on_audio_start(self, message: AudioStart) -> None:
         if self._asr is None:
@@ -68,9 +74,27 @@ class AudioInput(SessionBase):
         await self._send(Ack(of="audio_start", meeting_id=self.meeting_id))
 
     async def _end_audio(self) -> None:
-        stream, self._audio = self._audio, None
-        if stream is not None:
-            await self._on_transcripts(await stream.aflush())
+        async with self._hearing:
+            stream, self._audio = self._audio, None
+            if stream is not None:
+                await self._on_transcripts(await stream.aflush())
+
+    def _end_audio_of_gone_client(self) -> None:
+        """The bot's connection is gone: its stream ends, so that a dead bot holds no place of the server's.
+
+        What the stream had heard is transcribed and decided on as at `audio_end` (nothing is lost); a
+        client that comes back sends `audio_start` again.
+        """
+        if self._audio is None or self.closed:
+            return
+        task = asyncio.create_task(self._end_audio(), name=f"audio-end-{self.meeting_id}")
+        self._ending.add(task)
+        task.add_done_callback(self._ended_audio)
+
+    def _ended_audio(self, task: asyncio.Task[None]) -> None:
+        self._ending.discard(task)
+        if not task.cancelled() and (error := task.exception()) is not None:
+            self._log.warning("audio_end_failed", error=type(error).__name__, detail=str(error))
 
     def _drop_audio(self) -> None:
         """The meeting ends or is let go: its stream gives its place up, what it had not decoded is lost."""

@@ -56,6 +56,10 @@ class SessionBase:
         if self._conn is conn:
             self._conn = None
             self._detached_at = time.monotonic()
+            self._end_audio_of_gone_client()
+
+    def _end_audio_of_gone_client(self) -> None:
+        """Implemented by the audio side (AudioInput)."""
 
     def _public_texts(self) -> list[str]:
         """What the meeting said lately: the guard lets it be quoted."""

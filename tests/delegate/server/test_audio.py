@@ -149,3 +149,41 @@ async def test_audio_past_capacity_gets_asr_busy_and_typed_utterances_still_work
         assert (await recv(b))["of"] == "leave"
     async with httpx.AsyncClient(base_url=live.url) as http:
         assert "delegate_asr_streams 0.0" in (await http.get("/metrics")).text
+
+
+async def test_a_bot_gone_mid_sentence_frees_its_place_and_its_last_words_are_kept(make_server) -> None:
+    from delegate.store import AuditKind, read_events
+
+    live = make_server(asr_max_streams=1)
+    load_speech_model()
+    pcm = read_audio(AUDIO_FIXTURES / "name_cue.wav")
+    cut = int(8.9 * SAMPLE_RATE) * 2  # the cue's last word has just been said: no silence has ended it yet
+    a = await open_ws(live, "gone-a")
+    await join(a, principal=SIRUI, attendees=["Peter"])
+    await send(a, {"type": "audio_start", "sample_rate": SAMPLE_RATE, "speaker": "Peter"})
+    assert (await recv(a, 30))["of"] == "audio_start"
+    await stream_pcm(a, pcm[:cut], realtime_s=3.0)
+    await frames_until(a, lambda f: f["type"] == "decision" and f["decision"]["utterance_id"] == 0)
+    await a.close()  # the bot is gone, without audio_end or leave
+
+    async with await open_ws(live, "gone-b") as b:
+        await join(b, principal=SIRUI, attendees=["Peter"])
+        for _ in range(50):  # its place frees once the gone stream's words are decoded
+            await send(b, {"type": "audio_start", "sample_rate": SAMPLE_RATE})
+            frame = await recv(b, 30)
+            if frame["type"] == "ack":
+                break
+            assert frame["code"] == "asr_busy", frame
+            await asyncio.sleep(0.2)
+        assert frame["type"] == "ack" and frame["of"] == "audio_start", frame
+
+    heard = [e.payload["text"] for e in read_events(live.settings.db_path, "gone-a") if e.kind == AuditKind.utterance]
+    assert len(heard) == 2 and "data collection" in heard[1].lower(), heard
+    async with await open_ws(live, "gone-a") as again:
+        ack = await join(again, principal=None, last_utterance_id=0)
+        assert ack["last_utterance_id"] == 1
+        decision = await recv(again, 30)  # decided while the bot was away: sent on its return
+        assert decision["resumed"] and decision["decision"]["utterance_id"] == 1
+        assert "two hundred recordings" in decision["decision"]["speak"]
+        await again.send(pcm[:CHUNK])  # its stream ended with its connection: audio_start opens another
+        await expect_error(again, "binary_not_supported")
