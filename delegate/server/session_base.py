@@ -51,15 +51,14 @@ class SessionBase:
     _conn: Connection | None
     _detached_at: float
     _log: structlog.typing.FilteringBoundLogger
+    # Implemented by the audio side (AudioInput): declared, not defined.
+    _end_audio_of_gone_client: Callable[[], None]
 
     def detach(self, conn: Connection) -> None:
         if self._conn is conn:
             self._conn = None
             self._detached_at = time.monotonic()
             self._end_audio_of_gone_client()
-
-    def _end_audio_of_gone_client(self) -> None:
-        """Implemented by the audio side (AudioInput)."""
 
     def _public_texts(self) -> list[str]:
         """What the meeting said lately: the guard lets it be quoted."""
