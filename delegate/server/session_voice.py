@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Protocol
 
 from delegate.compose import likely_openings
-from delegate.models import Decision
+from delegate.models import UNKNOWN_SPEAKER, Decision
 from delegate.server.protocol import SpeechCancel, SpeechEnd, SpeechStart, UtteranceIn
 from delegate.server.session_base import SessionBase
 from delegate.store import AuditKind
@@ -214,6 +214,12 @@ class VoiceOut(SessionBase):
             )
         return find_echo(text, start, end, windows, final=final)
 
+    def _could_be_delegate(self, speaker: str) -> bool:
+        """Whether a transcript's speaker label may be the delegate's own voice as a bot heard it."""
+        said_by = speaker.strip().casefold()
+        own = {UNKNOWN_SPEAKER, self.principal.speaker_label, self.principal.name, *self.principal.aliases}
+        return said_by in {name.casefold() for name in own}
+
     async def _stop_voice(self, reason: str) -> None:
         """The meeting ends or is let go: stop speaking, record what was said, tell nobody."""
         warming, self._warming = self._warming, None
@@ -245,6 +251,10 @@ class VoiceOut(SessionBase):
 
     async def _typed_echo(self, message: UtteranceIn) -> bool:
         """A typed final that repeats what the delegate is saying or just said (a bot transcribing the meeting
-        itself heard the delegate): heard now, as far as the server can tell."""
+        itself heard the delegate): heard now, as far as the server can tell. Only a turn the bot could have
+        heard from the delegate counts: one it gave to the principal or to nobody. Another attendee's typed
+        turn is theirs, whatever it says."""
+        if not self._could_be_delegate(message.speaker):
+            return False
         now = time.monotonic()
         return await self.heard_echo(message.text, now, now, client_utterance_id=message.id, speaker=message.speaker)

@@ -21,6 +21,9 @@ ECHO_MIN_RATIO = 80.0
 """partial_ratio (0-100) from which a transcript is taken for the delegate's own words."""
 ECHO_MIN_WORDS = 3
 """A final needs this many words to be taken for an echo: "Friday?" said back by a person is a turn."""
+ECHO_MIN_COVERAGE = 50.0
+"""Share (0-100) of a final's words that the speech must contain: a longer turn that merely holds a stretch
+like the delegate's short reply ("…the numbers yesterday" against "It ships on Thursday") is a person's."""
 ECHO_MARGIN_S = 1.5
 """Slack on both sides of a speech window: the bot's round trip and the recogniser's cut at silence."""
 
@@ -72,7 +75,10 @@ def find_echo(
     for w in windows:
         if start > w.end + ECHO_MARGIN_S or end < w.start - ECHO_MARGIN_S:
             continue
-        ratio = echo_ratio(heard, w.text) if final else max(echo_ratio(heard, w.text), word_coverage(heard, w.text))
+        if final:
+            ratio = echo_ratio(heard, w.text) if word_coverage(heard, w.text) >= ECHO_MIN_COVERAGE else 0.0
+        else:
+            ratio = max(echo_ratio(heard, w.text), word_coverage(heard, w.text))
         if ratio >= min_ratio and (best is None or ratio > best[0]):
             best = (ratio, w)
     return best[1] if best else None

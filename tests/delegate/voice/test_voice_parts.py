@@ -120,3 +120,9 @@ def test_the_cache_keeps_within_its_budget_dropping_the_least_recently_used():
     cache.cached("a")  # used: b is now the oldest
     cache.synthesize("c")
     assert cache.has("a") and cache.has("c") and not cache.has("b")
+
+
+def test_a_longer_turn_holding_a_stretch_like_a_short_reply_is_not_its_echo():
+    said = SpokenWindow(utterance_id=4, text="It ships on Thursday.", start=100.0, end=102.0)
+    assert find_echo("We looked at the numbers yesterday.", 101.0, 101.5, [said]) is None
+    assert find_echo("it ships on thursday", 101.0, 101.5, [said]) == said
