@@ -4,7 +4,7 @@ Matching rule (one predicted action counts for at most one gold item, and the ot
 
 1. A predicted action and a gold item *can* match when their assignee sets overlap (the prediction's
    `assignees` and the gold `responsible_person`, both speaker labels; an empty side never matches).
-2. Their score is `similarity(predicted.description, gold.description)` from `delegate.similarity`
+2. Their score is `similarity(predicted.description, gold.description)` from `delegate.language.similarity`
    (the offline judge's similarity: wordllama embeddings + content-word overlap, in [0, 1]).
 3. Pairs scoring at least `THRESHOLD` (0.4) are matched greedily, highest score first; a pair is
    taken only if neither side is matched yet (ties: earlier gold, then earlier prediction).
@@ -26,7 +26,7 @@ Figures, over all meetings together (micro-averaged):
   of the week" / "end of the week") or both name the same day counted from the meeting's date (or, without
   one, from a fixed Wednesday); a due the gold does not have is counted apart (`due_invented`).
 
-`--refine` adds the LLM pass of the `llm` and `hybrid` engines (`delegate.action_refiner`, endpoint from
+`--refine` adds the LLM pass of the `llm` and `hybrid` engines (`delegate.actions.refiner`, endpoint from
 `OPENAI_BASE_URL` / `OPENAI_API_KEY` / `DELEGATE_LLM_*`): each proposal or update is refined before the
 next utterance (no races, unlike live), actions the LLM rejects are left out of the scores, and the
 refiner's calls, fallbacks, refinements and rejections are reported.
@@ -53,14 +53,14 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from rich.console import Console
 from rich.table import Table
 
-from benchmark.data import FIXTURES, BenchDataError, BenchMeeting, load
+from benchmark.scoring.data import FIXTURES, BenchDataError, BenchMeeting, load
 from delegate.actions import ActionExtractor, due_date
 from delegate.config import Settings, load_settings
 from delegate.extras import run_cli
+from delegate.language.similarity import similarity
+from delegate.language.text import word_count
 from delegate.meeting import MeetingState
 from delegate.models import ActionType, ProposedAction, Utterance
-from delegate.similarity import similarity
-from delegate.text import word_count
 
 THRESHOLD = 0.4
 WORDS_PER_MINUTE = 150
@@ -240,8 +240,8 @@ def extract(meeting: BenchMeeting, principal: str | None = None) -> tuple[list[P
 async def _refined(
     meetings: Sequence[BenchMeeting], gold: dict[str, list[GoldAction]], settings: Settings
 ) -> tuple[list[MeetingResult], Counter[str]]:
-    from delegate.action_refiner import LLMActionRefiner
-    from delegate.engines.llm import make_client
+    from delegate.actions.refiner import LLMActionRefiner
+    from delegate.llm.client import make_client
 
     client = make_client(settings)
     stats: Counter[str] = Counter()

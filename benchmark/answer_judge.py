@@ -20,9 +20,9 @@ import typer
 from pydantic import BaseModel, ConfigDict
 from scipy.stats import spearmanr
 
+from delegate.language.similarity import embedding
+from delegate.language.text import content_words
 from delegate.resources import package_path
-from delegate.similarity import embedding
-from delegate.text import content_words
 
 WEIGHTS_FILE = "answer_judge_weights.json"
 RIDGE = 1.0

@@ -26,7 +26,7 @@ from delegate.extras import run_cli
 from delegate.resources import package_path
 
 if TYPE_CHECKING:
-    from delegate.asr import StreamingTranscriber, TranscriptEvent
+    from delegate.asr.whisper import StreamingTranscriber, TranscriptEvent
 
 AUDIO_FIXTURES = package_path("benchmark", "audio_fixtures")
 """The top-level `audio_fixtures/`, shipped in the wheel so that the benchmark runs where it is installed."""
@@ -105,7 +105,7 @@ class ClipRun:
 
 
 def stream_clip(clip: Clip, transcriber: StreamingTranscriber, chunk_ms: int) -> ClipRun:
-    from delegate.asr import SAMPLE_RATE, read_audio
+    from delegate.asr.whisper import SAMPLE_RATE, read_audio
 
     pcm = read_audio(clip.path)
     step = SAMPLE_RATE * chunk_ms // 1000 * 2
@@ -170,7 +170,7 @@ def main(
 ) -> None:
     """Transcribe every clip as a live stream and report WER, real-time factor, latency and memory."""
     # Imported here, so that without the audio extra this command says which extra to install.
-    from delegate.asr import SAMPLE_RATE, StreamingTranscriber, load_speech_model, read_audio
+    from delegate.asr.whisper import SAMPLE_RATE, StreamingTranscriber, load_speech_model, read_audio
 
     settings = Settings()
     model = load_speech_model(settings.asr_model, settings.asr_threads)

@@ -34,13 +34,13 @@ from pydantic import BaseModel
 from websockets.asyncio.client import ClientConnection, connect
 from websockets.exceptions import ConnectionClosed, InvalidHandshake
 
-from benchmark.cluster import CLUSTER_OWNER_KEY, ServerProcess, start_server
-from benchmark.data import BenchMeeting, load
-from benchmark.fake_openai import Reply, ScriptedOpenAI
-from benchmark.postgres import temp_postgres
+from benchmark.scoring.data import BenchMeeting, load
 from delegate.models import BackgroundItem, Profile
 from delegate.server.auth import fingerprint
 from delegate.server.protocol import ErrorCode
+from testkit.cluster import CLUSTER_OWNER_KEY, ServerProcess, start_server
+from testkit.fake_openai import Reply, ScriptedOpenAI
+from testkit.postgres import temp_postgres
 
 MAIN_TOKEN = "chaos-main-token"
 POISON_TOKEN = "chaos-poison-token"

@@ -24,11 +24,11 @@ import typer
 from pydantic import BaseModel
 from websockets.asyncio.client import connect
 
-from benchmark.browser import NO_BROWSER, available, headless_chromium
-from benchmark.data import BenchMeeting, load
 from benchmark.load import _principal, local_server
+from benchmark.scoring.data import BenchMeeting, load
 from benchmark.typer_call import call
 from delegate.extras import run_cli
+from testkit.browser import NO_BROWSER, available, headless_chromium
 
 if TYPE_CHECKING:
     from selenium.webdriver.remote.webdriver import WebDriver

@@ -1,13 +1,13 @@
 """`python -m benchmark.garble_match`: does the name matcher hear cues whose name a recogniser garbled?
 
 - **Recall**: share of spoken cues whose name the recogniser garbled (`benchmark/names/garbles.json`,
-  made by `python -m benchmark.garbles`) that `delegate.names.find` still reads as addressing the
+  made by `python -m benchmark.garbles`) that `delegate.language.names.find` still reads as addressing the
   person. Names are split in two halves by a hash of the name: *tune* and *held-out*.
 - **False positives**: share of (sentence, person) pairs where `find` reads a real meeting sentence
   (ELITR dev utterances and QMSum turns, split in halves by meeting) as addressing a person from the
   name list whose name it does not hold; and of cues spoken to someone else (the recogniser's
   transcripts of the other names' cues) read as addressing the person.
-- **Second check**: the fixed confusion table of `benchmark.variants` (`NAME_POOL`), in the same cues.
+- **Second check**: the fixed confusion table of `benchmark.scoring.variants` (`NAME_POOL`), in the same cues.
 
 `--tune` searches the matcher's `GarbleModel` (weights, folds, thresholds) on the tune halves only: the
 highest tune recall whose tune false-positive rate on sentences is no higher than that of the matcher
@@ -33,11 +33,11 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
-from benchmark.data import load
 from benchmark.garbles import CLOSING, OPENING, Garble, held_out, load_names, load_table
-from benchmark.variants import NAME_POOL
+from benchmark.scoring.data import load
+from benchmark.scoring.variants import NAME_POOL
+from delegate.language.names import _FOLD, _FOLD_WIDE, GARBLE, GarbleModel, Reference, find
 from delegate.models import Profile
-from delegate.names import _FOLD, _FOLD_WIDE, GARBLE, GarbleModel, Reference, find
 
 BEFORE = GarbleModel(phonetic=0.55, initial=0.05, threshold=0.72, folds=_FOLD, span_words=1)
 """The matcher as it was before it was searched on recogniser garbles: its false positives are the budget."""

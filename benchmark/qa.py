@@ -24,8 +24,8 @@ import typer
 from pydantic import BaseModel, ConfigDict
 
 from benchmark.answer_judge import AnswerJudge, agreement, feature_matrix, held_out, load_graded
-from benchmark.data import BenchDataError, load
-from delegate.ask import Answer, EmbeddedAsker, QuestionType
+from benchmark.scoring.data import BenchDataError, load
+from delegate.ask.embedded import Answer, EmbeddedAsker, QuestionType
 from delegate.config import Settings
 from delegate.meeting import MeetingState
 
@@ -37,7 +37,7 @@ PUBLISHED_FILE = "elitr-bench-qa_dev_st_gpt-4-eval.json"
 LARGE_MODELS = ("GPT-4", "GPT-3.5")
 
 if TYPE_CHECKING:
-    from delegate.ask_llm import LLMAsker  # the llm extra: imported where an LLM asker is built
+    from delegate.ask.llm import LLMAsker  # the llm extra: imported where an LLM asker is built
 
 
 class Question(BaseModel):
@@ -127,7 +127,7 @@ async def _grade_all(rows: list[tuple[Question, Answer, bool]], judge_name: str,
     if judge_name == "offline":
         judge = AnswerJudge.shipped()
         return [judge.grade(q.question, a.text, q.reference) for q, a, _ in rows]
-    from benchmark.answer_judge_llm import LLMAnswerJudge
+    from benchmark.scoring.answer_judge_llm import LLMAnswerJudge
 
     llm = LLMAnswerJudge(settings)
     try:
@@ -237,7 +237,7 @@ def run_benchmark(
     if engine == "local":
         asker: EmbeddedAsker | LLMAsker = EmbeddedAsker()
     else:
-        from delegate.ask_llm import build_asker  # the llm extra, only for --engine llm / hybrid
+        from delegate.ask.llm import build_asker  # the llm extra, only for --engine llm / hybrid
 
         asker = build_asker(engine, settings)
     embedded = asker if isinstance(asker, EmbeddedAsker) else asker.embedded
@@ -281,7 +281,7 @@ def calibrate(path: Path, judge: str, settings: Settings) -> dict[str, Any]:
         grades = np.array([shipped.grade(a.question, a.response, a.reference) for a in answers])
         held = held_out(answers, x)
     else:
-        from benchmark.answer_judge_llm import LLMAnswerJudge
+        from benchmark.scoring.answer_judge_llm import LLMAnswerJudge
 
         async def grade_all() -> list[float]:
             llm = LLMAnswerJudge(settings)

@@ -15,18 +15,18 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from benchmark import metrics, report
-from benchmark.data import FIXTURES, BenchDataError, BenchMeeting, Case, load
-from benchmark.judge import Judge, JudgeInput, Judgement, OfflineJudge
-from benchmark.report import pct
-from benchmark.runner import CaseResult, StreamResult, run_case, run_stream
-from benchmark.variants import GarbleSource
-from benchmark.variants import derive as derive_variants
-from delegate.engines import ENGINE_NAMES, build_engine
-from delegate.engines.base import Engine
+from benchmark.scoring import metrics, report
+from benchmark.scoring.data import FIXTURES, BenchDataError, BenchMeeting, Case, load
+from benchmark.scoring.judge import Judge, JudgeInput, Judgement, OfflineJudge
+from benchmark.scoring.report import pct
+from benchmark.scoring.runner import CaseResult, StreamResult, run_case, run_stream
+from benchmark.scoring.variants import GarbleSource
+from benchmark.scoring.variants import derive as derive_variants
+from delegate.decide import ENGINE_NAMES, build_engine
+from delegate.decide.base import Engine
+from delegate.decide.turn_taking import TurnTakingModel
 from delegate.extras import run_cli
 from delegate.meeting import MeetingState
-from delegate.turn_taking import TurnTakingModel
 
 console = Console()
 VARIANTS = ("matched", "mismatched", "noisy_name")
@@ -90,11 +90,11 @@ def select_cases(
 
 def make_engine(name: str, meetings: list[BenchMeeting], cases: dict[str, list[Case]], seed: int) -> Engine:
     if name == "oracle":
-        from benchmark.calibration import OracleEngine
+        from benchmark.scoring.calibration import OracleEngine
 
         return OracleEngine(meetings, cases)
     if name == "shuffled":
-        from benchmark.calibration import ShuffledEngine
+        from benchmark.scoring.calibration import ShuffledEngine
 
         return ShuffledEngine(meetings, cases, seed)
     return build_engine(name)
@@ -103,7 +103,7 @@ def make_engine(name: str, meetings: list[BenchMeeting], cases: dict[str, list[C
 def fold_engine(folder: Path, meetings: list[BenchMeeting]) -> Engine:
     """The local engine deciding each meeting with `folder/<meeting_id>.json`: turn-taking weights fitted
     without that meeting (`python -m delegate.train turn-taking --report DIR` writes them to DIR/folds)."""
-    from delegate.engines.local import LocalEngine
+    from delegate.decide.local import LocalEngine
 
     missing = [m.meeting_id for m in meetings if not (folder / f"{m.meeting_id}.json").is_file()]
     if missing:
@@ -116,7 +116,7 @@ def make_judge(name: str) -> Judge:
     if name == "offline":
         return OfflineJudge()
     if name == "llm":
-        from benchmark.llm_judge import LLMJudge
+        from benchmark.scoring.llm_judge import LLMJudge
 
         return PairedJudge(LLMJudge())
     raise BenchDataError(f"unknown judge {name!r}; choose offline or llm")
@@ -211,7 +211,7 @@ class PairedJudge:
         """Agreement with the offline judge on the responses both judged; None when there were none."""
         if not self.pairs[0]:
             return None
-        from benchmark.llm_judge import agreement
+        from benchmark.scoring.llm_judge import agreement
 
         return agreement(*self.pairs) | {"llm_judge_failures": self.failures}
 

@@ -234,7 +234,7 @@ def _stream(clips: list[Clip], first: int, voice: bool) -> tuple[bytes, list[Tur
     """The clips back to back, starting with clip `first`: the PCM and its turns in stream time.
 
     With `voice`, the last turn of a cue clip is a cue, and silence follows the clip (`REPLY_ROOM_S`)."""
-    from delegate.asr import read_audio
+    from delegate.asr.whisper import read_audio
 
     pcm = b""
     turns: list[Turn] = []
@@ -354,7 +354,7 @@ async def _client(
 
 async def _warm_up(url: str, token: str, clip: Clip, voice: bool) -> None:
     """One short stream first, so that the models' loading and first decodes (and synthesis) are not measured."""
-    from delegate.asr import read_audio
+    from delegate.asr.whisper import read_audio
 
     pcm = read_audio(clip.path)[: int(SAMPLE_RATE * (clip.segments[0].end + 1.0)) * 2]
     ws_url = url.replace("http", "ws", 1).rstrip("/") + f"/v1/meetings/warmup-{secrets.token_hex(4)}/stream"
@@ -545,7 +545,7 @@ def _command(
         typer.echo(f"benchmark.voice: --url must be a loopback address, not {url}", err=True)
         raise typer.Exit(2)
     # Here, so that without the audio extra this command says which extra to install before any server runs.
-    importlib.import_module("delegate.asr")
+    importlib.import_module("delegate.asr.whisper")
     by_name = {c.name: c for c in load_clips(AUDIO_FIXTURES)}
     names = [n.strip() for n in clips.split(",") if n.strip()]
     unknown = [n for n in names if n not in by_name]

@@ -8,7 +8,7 @@ from typing import Any
 import typer
 
 from delegate import __version__
-from delegate.engines import ENGINE_NAMES
+from delegate.decide import ENGINE_NAMES
 from delegate.extras import run_cli
 
 app = typer.Typer(

@@ -1,6 +1,6 @@
 """Who does this turn address? Attendees spoken to by name, several at once, or else the one being answered.
 
-Built on `delegate.names.find`, which tells addressed from mentioned names for one person. This module
+Built on `delegate.language.names.find`, which tells addressed from mentioned names for one person. This module
 asks it for every attendee and adds what one person at a time cannot see:
 
 - names *coordinated* with an addressed name are addressed too: in "Anna and Ben, could you ...", `find`
@@ -23,10 +23,10 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict
 
+from delegate.language.names import Reference, find
+from delegate.language.text import MASK
 from delegate.meeting import MeetingState
 from delegate.models import Profile, Utterance
-from delegate.names import Reference, find
-from delegate.text import MASK
 
 EXCHANGE_SCORE = 0.5
 """Confidence of an addressee inferred from turn-taking rather than said."""
@@ -49,12 +49,22 @@ class Addressee(BaseModel):
     """The words that named them (empty for `exchange`)."""
 
 
-@lru_cache(maxsize=4096)
+# Titles and roles around a display name ("Hon. Bill Blair", "Lynne Neagle AM"): not what people are called by.
+_TITLES = frozenset("the hon hon. right mr mr. mrs mrs. ms ms. dr dr. prof prof. sir dame lord lady am mp mla ms msp".split())
+# Parenthesised asides in a display name ("Ann Smith (Chair)").
+_PARENS = re.compile(r"\([^()]*(?:\([^()]*\)[^()]*)*\)")
+
+
+@lru_cache(maxsize=8192)
 def person(label: str, display: str) -> Profile:
-    """How an attendee can be named: their display name, its first word and their label (mask)."""
-    parts = display.split()
-    aliases = [parts[0]] if len(parts) > 1 else []
-    return Profile(name=display, label=label, aliases=aliases)
+    """An attendee as a name to look for: the display name without titles, its first and last word as aliases.
+
+    The one rule of how an attendee who is not the principal can be named, for addressing and turn-taking alike.
+    """
+    words = [w for w in _PARENS.sub(" ", display).split() if w.lower() not in _TITLES]
+    name = " ".join(words) or display
+    aliases = [words[0], words[-1]] if len(words) > 1 else []
+    return Profile(name=name, label=label, aliases=aliases)
 
 
 @dataclass

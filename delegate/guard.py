@@ -19,7 +19,7 @@ transcript can still be quoted:
 
 What a word rule cannot catch: a secret paraphrased or translated into other ordinary words ("the buyer"
 as "l'acheteur"); names and numbers survive translation and are caught. So the first line of defence
-stays that private items never reach a prompt (`delegate.prompts`); this guard is the last one.
+stays that private items never reach a prompt (`delegate.llm.prompts`); this guard is the last one.
 """
 
 from __future__ import annotations
@@ -34,8 +34,8 @@ from pydantic import BaseModel, ConfigDict
 from text_to_num import alpha2digit
 from wordfreq import zipf_frequency
 
+from delegate.language.text import STOPWORDS, cached_when_short, content_words, tokens
 from delegate.models import Decision, Profile, ProposedAction
-from delegate.text import STOPWORDS, cached_when_short, content_words, tokens
 
 GuardRule = Literal["private_name", "private_number", "private_words", "confirmation"]
 

@@ -18,10 +18,16 @@ import numpy as np
 from pydantic import ValidationError
 from rich.console import Console
 
-from delegate.asr import SAMPLE_RATE, StreamingTranscriber, TranscriptEvent, load_speech_model, read_audio
+from delegate.asr.whisper import (
+    SAMPLE_RATE,
+    StreamingTranscriber,
+    TranscriptEvent,
+    load_speech_model,
+    read_audio,
+)
 from delegate.config import Settings
-from delegate.engines import build_engine
-from delegate.engines.base import Engine
+from delegate.decide import build_engine
+from delegate.decide.base import Engine, hear
 from delegate.meeting import MeetingState
 from delegate.models import UNKNOWN_SPEAKER, Decision, Profile, Utterance
 from delegate.voice.base import split_sentences
@@ -186,8 +192,7 @@ async def _on_event(
     utterance = Utterance(
         id=len(meeting), speaker=UNKNOWN_SPEAKER, text=event.text, start=event.start, end=event.end
     )
-    meeting.add(utterance)
-    decision = await engine.decide(meeting, profile)
+    decision = await hear(engine, meeting, profile, utterance)
     console.print(
         f"[dim]{_clock(event.start)}–{_clock(event.end)}[/] [cyan]{utterance.speaker}[/]: {event.text}"
     )

@@ -9,9 +9,10 @@ from functools import lru_cache
 
 import numpy as np
 
+from delegate.guard import QUOTABLE_TURNS
+from delegate.language.similarity import embedding
+from delegate.language.text import tokens
 from delegate.models import Utterance
-from delegate.similarity import embedding
-from delegate.text import tokens
 
 # Turns this short that carry no content ("Yeah.", "Okay.", "Mhm.") do not take the floor.
 _BACKCHANNEL = frozenset(
@@ -37,6 +38,11 @@ class Turn:
 
     utterance: Utterance
     index: int
+
+
+LONG_TEXT_CHARS = 2000
+"""A latest turn longer than this is analysed (decided on, its action items found) in a worker thread, so
+that one long turn does not hold up the other meetings of the process."""
 
 
 @dataclass
@@ -114,6 +120,10 @@ class MeetingState:
     def extend(self, utterances: list[Utterance]) -> None:
         for u in utterances:
             self.add(u)
+
+    def quotable(self) -> list[str]:
+        """What the meeting said lately: the privacy guard lets the delegate quote these turns."""
+        return [u.text for u in self.utterances[-QUOTABLE_TURNS:]]
 
     @property
     def last(self) -> Utterance | None:

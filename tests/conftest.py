@@ -6,7 +6,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from benchmark.postgres import PostgresUnavailable, temp_postgres
+from testkit.postgres import PostgresUnavailable, temp_postgres
 
 
 @pytest.fixture(scope="session")

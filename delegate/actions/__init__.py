@@ -15,7 +15,7 @@ An utterance flows through the stages, one module each:
 - `classify` — the action type and the due date (`dateparser`, from the meeting's date);
 - `book` — the meeting's items: requests wait for acceptance, restatements merge, every change is an event;
 - `extractor` — `ActionExtractor`, which runs the stages, and the `Extractor` / `Refiner` protocols
-  (`delegate.action_refiner` is the LLM `Refiner`).
+  (`delegate.actions.refiner` is the LLM `Refiner`).
 """
 from delegate.actions.book import ActionBook, UnknownAction
 from delegate.actions.classify import action_type, due_date, find_due

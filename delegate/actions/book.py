@@ -18,9 +18,9 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 from delegate.actions.models import ActionEvent, Candidate
+from delegate.language.similarity import similarity
+from delegate.language.text import content_words
 from delegate.models import ActionStatus, ActionType, ProposedAction, Utterance
-from delegate.similarity import similarity
-from delegate.text import content_words
 
 ACCEPT_WINDOW = 4
 """Utterances after a request within which its addressee answers, or after which it stands unopposed."""

@@ -15,7 +15,7 @@ from delegate.actions.vocabulary import (
     SPACE,
     VAGUE,
 )
-from delegate.text import content_words, tokens
+from delegate.language.text import content_words, tokens
 
 MAX_SENTENCE = 300
 """Characters: longer runs (unpunctuated speech recognition) are cut at a comma or a space, which keeps

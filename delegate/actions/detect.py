@@ -32,7 +32,7 @@ from delegate.actions.vocabulary import (
     WEAK_VERBS,
     WORK_VERBS,
 )
-from delegate.text import content_words
+from delegate.language.text import content_words
 
 LONG_TURN_WORDS = 40
 """A turn at least this long narrates more than it asks: its bare imperatives count for less."""

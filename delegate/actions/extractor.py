@@ -20,9 +20,9 @@ from delegate.actions.detect import confidence, detect
 from delegate.actions.models import REQUEST_TRIGGERS, TENTATIVE_TRIGGERS, Candidate
 from delegate.actions.vocabulary import ACCEPT, ASKS, OWNER, SELF_ACCEPT, VOCATIVE_REACH
 from delegate.addressing import Addressee, Roster, answered, named
+from delegate.language.similarity import warm_up
 from delegate.meeting import MeetingState
 from delegate.models import ProposedAction, Utterance
-from delegate.similarity import warm_up
 
 
 @runtime_checkable

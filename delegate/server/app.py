@@ -24,10 +24,10 @@ from fastapi_offline import FastAPIOffline
 
 from delegate import __version__, guard
 from delegate.actions import ActionExtractor, Extractor
-from delegate.ask import Answer, Asker, EmbeddedAsker
+from delegate.ask.embedded import Answer, Asker, EmbeddedAsker
 from delegate.config import Settings, load_settings
-from delegate.engines import build_engine
-from delegate.engines.base import Engine
+from delegate.decide import build_engine
+from delegate.decide.base import Engine
 from delegate.extras import EXTRA_OF_MODULE, MissingExtra
 from delegate.logs import configure_logging
 from delegate.meeting import MeetingState
@@ -57,14 +57,13 @@ from delegate.server.protocol import (
     parse_client_message,
     unavailable,
 )
-from delegate.server.sessions import MeetingSession, Sessions
+from delegate.server.registry import MeetingSession, Sessions
 from delegate.server.speech_in import SpeechStreams
 from delegate.server.watch import Watcher
 from delegate.store import Store, open_store
 
 if TYPE_CHECKING:
-    from openai import AsyncOpenAI
-
+    from delegate.llm.client import LLMClient
     from delegate.voice.base import Synthesizer
 
 log = structlog.get_logger("delegate.server")
@@ -252,15 +251,15 @@ class _Extractors:
 
     def __init__(self, settings: Settings) -> None:
         self._settings = settings
-        self._client: AsyncOpenAI | None = None
+        self._client: LLMClient | None = None
         ActionExtractor()  # loads the embeddings and the date parser now, not while the first meeting waits
 
     def __call__(self, spec: MeetingSpec) -> Extractor:
         embedded = ActionExtractor(principal=spec.principal.speaker_label)
         if (spec.engine or self._settings.engine) not in REFINED_ENGINES:
             return embedded
-        from delegate.action_refiner import LLMActionRefiner
-        from delegate.engines.llm import make_client
+        from delegate.actions.refiner import LLMActionRefiner
+        from delegate.llm.client import make_client
 
         if self._client is None:
             self._client = make_client(self._settings)  # one connection pool for every meeting
@@ -276,13 +275,13 @@ class _Askers:
 
     def __init__(self, settings: Settings) -> None:
         self._settings = settings
-        self._client: AsyncOpenAI | None = None
+        self._client: LLMClient | None = None
 
     def __call__(self, engine: str) -> Asker:
         if engine not in REFINED_ENGINES:
             return EmbeddedAsker()
-        from delegate.ask_llm import LLMAsker
-        from delegate.engines.llm import make_client
+        from delegate.ask.llm import LLMAsker
+        from delegate.llm.client import make_client
 
         if self._client is None:
             self._client = make_client(self._settings)

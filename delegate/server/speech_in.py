@@ -17,7 +17,7 @@ from delegate.server.metrics import Metrics
 from delegate.server.protocol import ErrorCode, ProtocolError, unavailable
 
 if TYPE_CHECKING:
-    from delegate.asr import Transcriber
+    from delegate.asr.whisper import Transcriber
 
 
 class _Listener:
@@ -61,7 +61,7 @@ class SpeechStreams:
         try:
             # Importing faster-whisper takes a while: off the event loop, and only once audio is used.
             try:
-                asr = await asyncio.to_thread(importlib.import_module, "delegate.asr")
+                asr = await asyncio.to_thread(importlib.import_module, "delegate.asr.whisper")
             except ModuleNotFoundError as e:
                 raise unavailable(e, ErrorCode.audio_not_supported) from e
             return await asr.open_stream(

@@ -11,7 +11,7 @@ import pytest
 from typer.testing import CliRunner
 
 from benchmark.actions import GOLD, app
-from tests.fake_openai import Reply, ScriptedOpenAI
+from testkit.fake_openai import Reply, ScriptedOpenAI
 
 pytestmark = pytest.mark.skipif(not GOLD.is_dir(), reason="fixture action gold not written yet")
 

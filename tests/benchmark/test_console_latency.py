@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from benchmark import console_latency
-from benchmark.browser import NO_BROWSER, available
+from testkit.browser import NO_BROWSER, available
 
 
 def test_every_decision_reaches_the_watcher_and_the_bot_gets_the_ones_not_held() -> None:

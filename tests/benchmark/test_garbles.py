@@ -12,8 +12,8 @@ from benchmark.garble_match import (
     table_cues,
 )
 from benchmark.garbles import GarbleTable, garbled_form, generate, held_out, load_names, load_table, plan
+from delegate.language.names import Reference, find
 from delegate.models import Profile
-from delegate.names import Reference, find
 
 SHARED = Path(__file__).resolve().parents[2] / ".." / "shared"
 

@@ -5,7 +5,7 @@ prints)."""
 from __future__ import annotations
 
 from benchmark.intelligibility import measure, normalise, spoken_replies
-from delegate.asr import load_speech_model
+from delegate.asr.whisper import load_speech_model
 from delegate.voice.stream import load_synthesizer
 
 

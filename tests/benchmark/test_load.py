@@ -9,7 +9,7 @@ import pytest
 
 from benchmark.load import main
 from delegate.config import Settings
-from tests.delegate.server.live import start_server
+from testkit.live import start_server
 
 KEYS = {"p50_ms", "p95_ms", "p99_ms", "errors", "decisions", "throughput_per_s", "server_rss_mb"}
 

@@ -10,11 +10,11 @@ import pytest
 from typer.testing import CliRunner
 
 from benchmark.answer_judge import FEATURES, AnswerJudge, features
-from benchmark.answer_judge_llm import LLMAnswerJudge
-from benchmark.data import FIXTURES
 from benchmark.qa import calibrate, cli
+from benchmark.scoring.answer_judge_llm import LLMAnswerJudge
+from benchmark.scoring.data import FIXTURES
 from delegate.config import Settings
-from tests.fake_openai import ScriptedOpenAI, scripted_settings
+from testkit.fake_openai import ScriptedOpenAI, scripted_settings
 
 ROOT = Path(__file__).resolve().parents[2]
 SHARED = next(

@@ -3,8 +3,8 @@ import json
 import typer
 from typer.testing import CliRunner
 
-from benchmark.data import FIXTURES
 from benchmark.replay import main
+from benchmark.scoring.data import FIXTURES
 
 app = typer.Typer()
 app.command()(main)
@@ -107,7 +107,7 @@ def test_agreement_with_no_llm_judgement_is_null_not_zero():
 def test_weights_folds_decide_each_meeting_with_its_own_file(tmp_path):
     from importlib import resources
 
-    from benchmark.data import load
+    from benchmark.scoring.data import load
 
     fixture = sorted(FIXTURES.glob("*.json"))[0]
     folds = tmp_path / "folds"

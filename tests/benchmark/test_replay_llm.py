@@ -7,9 +7,9 @@ import json
 import typer
 from typer.testing import CliRunner
 
-from benchmark.data import FIXTURES
 from benchmark.replay import main
-from tests.fake_openai import ScriptedOpenAI
+from benchmark.scoring.data import FIXTURES
+from testkit.fake_openai import ScriptedOpenAI
 
 app = typer.Typer()
 app.command()(main)

@@ -6,9 +6,9 @@ import json
 from pathlib import Path
 
 from benchmark.voice import main
-from delegate.asr import load_speech_model
+from delegate.asr.whisper import load_speech_model
 from delegate.config import Settings
-from tests.delegate.server.live import start_server
+from testkit.live import start_server
 
 
 def test_a_meeting_past_capacity_is_refused_and_the_other_is_heard(tmp_path: Path) -> None:

@@ -37,7 +37,7 @@ def test_listen_speak_writes_the_recording_with_the_reply_voiced_where_it_would_
     import numpy as np
 
     from benchmark.intelligibility import normalise, wer
-    from delegate.asr import SAMPLE_RATE, load_speech_model, read_audio
+    from delegate.asr.whisper import SAMPLE_RATE, load_speech_model, read_audio
 
     out_wav = tmp_path / "replies.wav"
     results = run_listen(

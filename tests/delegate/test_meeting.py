@@ -54,7 +54,7 @@ def test_adding_an_utterance_never_scans_the_history():
 def test_topic_sums_wait_for_the_decision_and_then_add_up():
     import numpy as np
 
-    from delegate.similarity import embedding
+    from delegate.language.similarity import embedding
 
     s = MeetingState("m")
     feed(s, [("A", "The budget for the venue."), ("B", "Yeah."), ("B", "Catering costs are high."), ("A", "And the venue deposit.")])

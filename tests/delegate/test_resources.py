@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 
 from benchmark.asr import AUDIO_FIXTURES, load_clips
-from benchmark.data import FIXTURES, load
-from delegate import prompts
+from benchmark.scoring.data import FIXTURES, load
+from delegate.llm import prompts
 from delegate.resources import package_path
 
 REPO = Path(__file__).resolve().parents[2]

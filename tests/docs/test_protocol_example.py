@@ -12,7 +12,7 @@ from pydantic import TypeAdapter
 
 from delegate.config import Settings
 from delegate.server.protocol import ServerMessage
-from tests.delegate.server.live import start_server
+from testkit.live import start_server
 
 DOC = Path(__file__).resolve().parents[2] / "docs" / "protocol.md"
 

@@ -256,7 +256,7 @@ def test_excerpts_are_verbatim_in_a_scripted_meeting() -> None:
 
 @pytest.mark.skipif(not SHARED.is_dir(), reason="shared ELITR dev meetings not available")
 def test_excerpts_are_verbatim_on_real_meetings() -> None:
-    from benchmark.data import load
+    from benchmark.scoring.data import load
 
     for bench in load(SHARED):
         meeting = MeetingState(meeting_id=bench.meeting_id, attendees=list(bench.attendees))

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from delegate.config import Settings
-from tests.delegate.server.live import LiveServer, start_server
+from testkit.live import LiveServer, start_server
 
 
 @pytest.fixture

@@ -12,18 +12,18 @@ from typing import Any
 import httpx
 import pytest
 
-from delegate.action_refiner import LLMActionRefiner
 from delegate.actions import ActionExtractor
+from delegate.actions.refiner import LLMActionRefiner
 from delegate.config import Settings
-from delegate.engines.llm import make_client
+from delegate.llm.client import make_client
 from delegate.meeting import MeetingState
 from delegate.models import BackgroundItem, Decision, Profile, Scenario
 from delegate.server.metrics import Metrics
 from delegate.server.protocol import ActionMessage, MeetingSpec, ServerMessage, UtteranceIn
-from delegate.server.sessions import MeetingSession
+from delegate.server.registry import MeetingSession
 from delegate.store import AuditKind, SQLiteStore, read_events
-from tests.delegate.server.live import LiveServer, join, open_ws, recv, send
-from tests.fake_openai import Reply, ScriptedOpenAI
+from testkit.fake_openai import Reply, ScriptedOpenAI
+from testkit.live import LiveServer, join, open_ws, recv, send
 
 SECRET = "Interviewing with Northwind Labs on the 14th"
 PRINCIPAL = {

@@ -14,7 +14,7 @@ from websockets.exceptions import ConnectionClosed
 
 from delegate.server.app import run
 from delegate.store import AuditKind, print_audit, read_events
-from tests.delegate.server.live import (
+from testkit.live import (
     ALICE,
     LiveServer,
     expect_error,

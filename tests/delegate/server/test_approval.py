@@ -12,7 +12,7 @@ import pytest
 from websockets.asyncio.client import ClientConnection
 
 from delegate.store import AuditKind, read_events
-from tests.delegate.server.live import (
+from testkit.live import (
     ALICE,
     LiveServer,
     expect_error,

@@ -7,7 +7,7 @@ from typing import Any
 import httpx
 
 from delegate.store import AuditKind, read_events
-from tests.delegate.server.live import ALICE, LiveServer, join, open_ws, recv, send
+from testkit.live import ALICE, LiveServer, join, open_ws, recv, send
 
 
 async def next_of(ws: Any, kind: str) -> dict[str, Any]:

@@ -7,8 +7,8 @@ import sys
 from typing import Any
 
 from benchmark.asr import AUDIO_FIXTURES
-from delegate.asr import SAMPLE_RATE, load_speech_model, read_audio
-from tests.delegate.server.live import LiveServer, expect_error, join, open_ws, recv, send
+from delegate.asr.whisper import SAMPLE_RATE, load_speech_model, read_audio
+from testkit.live import LiveServer, expect_error, join, open_ws, recv, send
 
 SIRUI = {
     "name": "Sirui Zhao",
@@ -92,8 +92,8 @@ async def test_bad_audio_gets_error_frames_and_the_session_goes_on(server: LiveS
 
 
 async def test_audio_without_the_audio_extra_is_refused_naming_it(server: LiveServer, monkeypatch) -> None:
-    # As if faster-whisper were not installed: importing delegate.asr afresh fails on it.
-    monkeypatch.delitem(sys.modules, "delegate.asr")
+    # As if faster-whisper were not installed: importing delegate.asr.whisper afresh fails on it.
+    monkeypatch.delitem(sys.modules, "delegate.asr.whisper")
     monkeypatch.setitem(sys.modules, "faster_whisper", None)
     async with await open_ws(server, "audio-missing-extra") as ws:
         await join(ws, principal=SIRUI)

@@ -15,7 +15,7 @@ from websockets.exceptions import ConnectionClosed
 from delegate.config import Settings
 from delegate.server.auth import ANONYMOUS, Auth, check_binding, fingerprint, is_loopback, owner_key
 from delegate.server.protocol import ErrorCode, ProtocolError
-from tests.delegate.server.live import ALICE, LiveServer, expect_error, join, open_ws, recv, say, send
+from testkit.live import ALICE, LiveServer, expect_error, join, open_ws, recv, say, send
 
 KEY = b"install-key"
 

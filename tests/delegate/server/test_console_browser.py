@@ -21,9 +21,9 @@ import httpx
 import pytest
 from websockets.sync.client import ClientConnection, connect
 
-from benchmark.browser import NO_BROWSER, available, headless_chromium
 from delegate.server.app import Server, create_app, uvicorn_config
-from tests.delegate.server.live import LiveServer
+from testkit.browser import NO_BROWSER, available, headless_chromium
+from testkit.live import LiveServer
 
 webdriver = pytest.importorskip("selenium.webdriver", reason="selenium is not installed (the dev extra has it)")
 from selenium.common.exceptions import StaleElementReferenceException, TimeoutException  # noqa: E402

@@ -15,7 +15,7 @@ from websockets.exceptions import ConnectionClosed
 
 from delegate.server.protocol import ErrorCode, ProtocolError, parse_client_message
 from delegate.store import read_events
-from tests.delegate.server.live import (
+from testkit.live import (
     ALICE,
     LiveServer,
     expect_error,

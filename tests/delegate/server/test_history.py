@@ -7,7 +7,7 @@ from collections.abc import Callable
 import httpx
 import pytest
 
-from tests.delegate.server.live import ALICE, LiveServer, join, open_ws, recv, say, send
+from testkit.live import ALICE, LiveServer, join, open_ws, recv, say, send
 
 
 @pytest.fixture

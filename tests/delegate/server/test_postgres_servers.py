@@ -7,7 +7,7 @@ from collections.abc import Callable
 
 import httpx
 
-from tests.delegate.server.live import ALICE, LiveServer, expect_error, join, open_ws, recv, say, send
+from testkit.live import ALICE, LiveServer, expect_error, join, open_ws, recv, say, send
 
 
 async def test_a_meeting_created_on_one_process_is_streamed_on_another_and_held_by_one_at_a_time(

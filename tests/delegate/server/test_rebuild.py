@@ -8,13 +8,13 @@ from pathlib import Path
 import pytest
 
 from delegate.actions import ActionExtractor
-from delegate.engines.local import LocalEngine
+from delegate.decide.local import LocalEngine
 from delegate.models import BackgroundItem, Profile
 from delegate.server.auth import audit_id
 from delegate.server.metrics import Metrics
 from delegate.server.protocol import ErrorCode, Feedback, Join, Leave, MeetingSpec, ProtocolError, UtteranceIn
 from delegate.server.rebuild import rebuild
-from delegate.server.sessions import Sessions
+from delegate.server.registry import Sessions
 from delegate.store import AuditEvent, AuditKind, SQLiteStore, read_events
 from tests.delegate.server.test_sessions import NamedEngine, Recorder
 

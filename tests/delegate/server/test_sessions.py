@@ -27,7 +27,7 @@ from delegate.server.protocol import (
     ServerMessage,
     UtteranceIn,
 )
-from delegate.server.sessions import MeetingSession, Sessions
+from delegate.server.registry import MeetingSession, Sessions
 from delegate.store import AuditKind, SQLiteStore, read_events
 
 ALICE = Profile(name="Alice Smith", aliases=["Alice"])

@@ -12,11 +12,11 @@ from websockets.asyncio.client import ClientConnection
 
 from benchmark.asr import AUDIO_FIXTURES
 from benchmark.intelligibility import normalise, wer
-from delegate.asr import SAMPLE_RATE, load_speech_model, read_audio
+from delegate.asr.whisper import SAMPLE_RATE, load_speech_model, read_audio
 from delegate.store import AuditKind, read_events
 from delegate.voice.pcm import pcm_to_float
 from delegate.voice.stream import load_synthesizer
-from tests.delegate.server.live import LiveServer, join, open_ws, send
+from testkit.live import LiveServer, join, open_ws, send
 
 CUE = "Alice, when does the database migration finish?"
 SIRUI = json.loads((AUDIO_FIXTURES / "principal_sirui.json").read_text())

@@ -20,7 +20,7 @@ from websockets.sync.client import ClientConnection, connect
 
 from delegate.config import Settings
 from delegate.server.protocol import CLIENT_TYPES, ErrorCode
-from tests.delegate.server.live import ALICE, LiveServer, start_server
+from testkit.live import ALICE, LiveServer, start_server
 
 ANSWERS = frozenset({"ack", "error"})
 SIDE_FRAMES = frozenset({"decision", "action", "transcript"})

@@ -70,7 +70,7 @@ def test_a_dash_ends_a_piece_so_openers_and_holding_lines_start_short():
 
 
 def test_openings_synthesised_ahead_start_a_reply_without_waiting_for_the_voice():
-    from delegate.compose import HOLDING_LINE, likely_openings
+    from delegate.decide.compose import HOLDING_LINE, likely_openings
     from delegate.models import BackgroundItem, Profile
     from delegate.voice.cache import CachingSynthesizer
     from delegate.voice.stream import warm

@@ -1,0 +1,1 @@
+"""Scoring the delegate: benchmark data, variants, the runner, judges, figures and reports."""

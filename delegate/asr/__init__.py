@@ -1,0 +1,1 @@
+"""Speech to text: the Transcriber seam, the faster-whisper recogniser, and the process's decode queue."""

@@ -1,0 +1,147 @@
+"""What to say: the sentences of the principal's background that answer the current discussion.
+
+Items are ranked by how well they fit the last few turns (recent turns weigh more); the best sentences
+of the top items are then chosen to fit the word budget and spoken in the items' own order. Never an
+item marked `shareable: false`, never an item the principal (or the delegate for them) already said in
+this meeting.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from delegate.decide.cues import Cue
+from delegate.decide.relevance import Query, pair_score, rank_background, rank_intents
+from delegate.decide.spoken import spoken, unmask
+from delegate.language.similarity import embedding
+from delegate.meeting import MeetingState
+from delegate.models import Profile, Scenario
+
+# Sentences, and clauses after a `;` (kept with it, so a reply that joins them reads as written).
+_SENTENCE = re.compile(r"(?<=[.!?;])\s+")
+# An item written for a question ("When asked about travel") is held for the question, not volunteered.
+_FOR_A_QUESTION = re.compile(r"\b(?:if|when|once)\s+(?:I am |I'm )?asked\b", re.IGNORECASE)
+
+
+@dataclass(frozen=True, slots=True)
+class Composition:
+    text: str
+    used_background: list[int] = field(default_factory=list)
+    used_intents: list[int] = field(default_factory=list)
+    grounding: float = 0.0
+    """How well the chosen material answers the talk (the best item's relevance)."""
+
+
+class ComposeSettings:
+    max_words = 58
+    window = 3
+    """Substantive turns that make the query; each older turn weighs `decay` times the next."""
+    decay = 0.5
+    max_items = 3
+    item_weight = 0.7
+    """A sentence's score: this share from its item's rank, the rest from the sentence's own fit."""
+    second_item_share = 0.5
+    """A second item joins the reply only when it answers the talk nearly as well as the first."""
+    item_floor = 0.05
+    """Below this relevance (of the best item on the latest turn) nothing in the background answers a cue."""
+    intent_floor = 0.30
+    """Named or volunteering, an intent is raised only when the talk is about it (else a holding line or silence)."""
+    already_said = 0.80
+    """Cosine above which an item counts as already said by the principal."""
+    recent_turns_checked = 40
+
+
+def _ranked_items(meeting: MeetingState, principal: Profile, volunteered: bool) -> tuple[list[int], np.ndarray, float]:
+    """Up to `max_items` shareable items not yet said, best first; their normalised weights; the best
+    relevance to the latest turn."""
+    s = ComposeSettings
+    turns = [t.utterance for t in meeting.recent][-s.window :]
+    totals = np.zeros(len(principal.background))
+    if not len(totals):
+        return [], totals, 0.0
+    best_latest = 0.0
+    for age, u in enumerate(reversed(turns)):
+        for m in rank_background(u.text, principal):
+            totals[m.index] += (s.decay**age) * m.score
+            if age == 0:
+                best_latest = max(best_latest, m.score)
+    spoken = meeting.spoken_items.get(principal.speaker_label, set())
+    said = meeting.said_by(principal.speaker_label, s.recent_turns_checked)
+    said_matrix = np.stack([embedding(u.text) for u in said]) if said else None
+    order: list[int] = []
+    for k in (int(k) for k in np.argsort(-totals)):
+        if len(order) == s.max_items or totals[k] <= 0:
+            break
+        item = principal.background[k]
+        if not item.shareable or k in spoken or (volunteered and _FOR_A_QUESTION.search(item.context)):
+            continue
+        if order and totals[k] < s.second_item_share * totals[order[0]]:
+            break
+        # Already said by the principal in this meeting, in other words: not worth saying again.
+        if said_matrix is not None and float((said_matrix @ embedding(principal.background[k].information)).max()) >= s.already_said:
+            continue
+        order.append(k)
+    return order, totals / max(float(totals.max()), 1e-9), best_latest
+
+
+HOLDING_LINE = "I don't have that at hand right now — I'll check and follow up after the meeting."
+"""Said when the principal is asked something their notes do not answer."""
+CHIME_IN_OPENER = "If I may add — "
+INTENT_OPENER = "I'd like to raise one thing: "
+
+
+def _opener(cue: Cue) -> str:
+    # No "Yes —" for yes/no questions: whether the answer is yes is exactly what the delegate cannot know.
+    return CHIME_IN_OPENER if cue.scenario is Scenario.chime_in else ""
+
+
+def likely_openings(principal: Profile, names: dict[str, str]) -> list[str]:
+    """How this meeting's replies most likely begin, the fixed lines first, then each sentence the principal
+    may share as they would say it: a voice can have them ready before they are needed."""
+    openings = [HOLDING_LINE, CHIME_IN_OPENER.strip(), INTENT_OPENER.strip()]
+    for item in principal.background:
+        if item.shareable:
+            openings += [spoken([x], names) for x in _SENTENCE.split(item.information) if x.strip()]
+    return openings
+
+
+def compose(meeting: MeetingState, principal: Profile, cue: Cue, query: str | Query) -> Composition:
+    """The words the principal would say now, or an empty text when nothing grounded fits."""
+    s = ComposeSettings
+    last = meeting.last
+    assert last is not None
+    order, weight, best_latest = _ranked_items(meeting, principal, volunteered=cue.scenario is Scenario.chime_in)
+    if order and best_latest >= s.item_floor:
+        candidates: list[tuple[float, int, int, str]] = []
+        for k in order:
+            sentences = [x.strip() for x in _SENTENCE.split(principal.background[k].information) if x.strip()]
+            for pos, sentence in enumerate(sentences):
+                fit = s.item_weight * weight[k] + (1 - s.item_weight) * pair_score(query, sentence) - 0.02 * pos
+                candidates.append((fit, k, pos, sentence))
+        candidates.sort(key=lambda c: c[0], reverse=True)
+        chosen: list[tuple[int, int, str]] = []
+        used = 0
+        for _, k, pos, sentence in candidates:
+            n = len(sentence.split())
+            if used + n <= s.max_words:
+                chosen.append((k, pos, sentence))
+                used += n
+        if not chosen:
+            k, sentence = candidates[0][1], candidates[0][3]
+            chosen = [(k, 0, " ".join(sentence.split()[: s.max_words]) + "…")]
+        chosen.sort(key=lambda c: (order.index(c[0]), c[1]))
+        used_items = list(dict.fromkeys(k for k, _, _ in chosen))
+        text = spoken([sentence for _, _, sentence in chosen], meeting.names)
+        return Composition(_opener(cue) + text, used_items, [], best_latest)
+    for match in rank_intents(query, principal)[:1]:
+        intent = principal.intents[match.index].strip().rstrip(".?!").strip()
+        # Handed the floor (implicit cue), the principal may raise their own point; a direct question
+        # or a volunteered remark must be about the talk, or it is better left unsaid.
+        floor = 0.0 if cue.scenario is Scenario.implicit_cue else s.intent_floor
+        if match.score >= floor and intent:
+            intent = unmask(intent, meeting.names)
+            return Composition(f"{INTENT_OPENER}{intent[0].lower() + intent[1:]}?", [], [match.index], match.score)
+    return Composition("")

@@ -1,0 +1,81 @@
+"""The scenario of the latest utterance for a principal: explicit cue, implicit cue, chime-in, or none.
+
+- explicit cue: the utterance addresses the principal by name (mask, name, alias, initials, or a name
+  garbled by speech recognition in a vocative slot), alone or with others ("Anna and Ben, could you").
+- otherwise the learned turn-taking model (`delegate.decide.turn_taking`) says whether the floor is theirs now,
+  in the exchange and outside it alike; how the talk touches their profile and their own earlier words is
+  one of its features, not a separate rule. Taken, it is an implicit cue when the turn is a question or
+  hands back to them as the speaker's partner, a chime-in otherwise.
+- none: anything else — in particular a question addressed by name to someone else only is never theirs.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from delegate.addressing import Roster, named
+from delegate.decide.turn_taking import (
+    TurnTakingModel,
+    addressing,
+    current_talk,
+    features,
+    is_question,
+    references,
+    shipped,
+)
+from delegate.language import names
+from delegate.meeting import MeetingState, is_backchannel
+from delegate.models import Profile, Scenario
+
+__all__ = ["Cue", "current_talk", "detect", "is_question"]
+
+
+@dataclass(frozen=True, slots=True)
+class Cue:
+    scenario: Scenario
+    confidence: float
+    reason: str
+    floor: float = 0.0
+    """The model's probability that the floor is the principal's now (0 where no model was asked)."""
+
+
+def detect(meeting: MeetingState, principal: Profile, model: TurnTakingModel | None = None) -> Cue:
+    last = meeting.last
+    if last is None:
+        return Cue(Scenario.none, 1.0, "nothing said yet")
+    me = principal.speaker_label
+    if last.speaker == me:
+        return Cue(Scenario.none, 0.95, "the principal has just spoken")
+
+    refs = references(meeting)
+    addr = addressing(meeting, principal, refs)
+    hit = addr.hit
+    if hit.reference is names.Reference.addressed:
+        how = {"garbled": f"heard '{hit.surface}', taken for their name"}.get(hit.form, f"named as '{hit.surface}'")
+        return Cue(Scenario.explicit_cue, 0.9 * hit.score + 0.1, f"addressed by name ({how})")
+
+    others = [label for label, ref in refs.items() if ref is names.Reference.addressed and label != me]
+    question = is_question(last.text)
+    if others and hit.reference is not names.Reference.absent:
+        together = next((a for a in named(last.text, last.speaker, Roster.of(meeting, (principal,))) if a.label == me), None)
+        if together is not None:
+            who = ", ".join(meeting.display_name(o) for o in others)
+            return Cue(Scenario.explicit_cue, 0.9 * together.score + 0.1, f"addressed by name with {who} ('{together.surface}')")
+    if others:
+        who = ", ".join(meeting.display_name(o) for o in others)
+        return Cue(Scenario.none, 0.9, f"addressed to {who}, not to the principal")
+    if hit.reference is names.Reference.named or (hit.reference is names.Reference.mentioned and question):
+        return Cue(Scenario.explicit_cue, 0.6, f"the turn names the principal ('{hit.surface}')")
+
+    if is_backchannel(last.text):
+        return Cue(Scenario.none, 0.8, "a backchannel: the floor has not moved")
+
+    model = model or shipped()
+    p = model.probability(features(meeting, principal, addr))
+    if p < model.threshold:
+        return Cue(Scenario.none, round(1 - p, 3), "the floor is not theirs now", p)
+    partner = meeting.recent_speakers(2)[1:2] == [me]
+    if question or partner:
+        why = "asked right after the principal spoke" if partner else "a question whose floor falls to the principal"
+        return Cue(Scenario.implicit_cue, round(p, 3), why, p)
+    return Cue(Scenario.chime_in, round(p, 3), "the discussion reached the principal and the floor is open", p)

@@ -1,0 +1,77 @@
+"""The embedded default engine: cues from names and turn-taking, words from the principal's own background.
+
+No network, no model download (WordLlama's static embeddings ship inside its wheel). Sub-millisecond.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Callable
+
+from delegate.decide.compose import HOLDING_LINE, compose
+from delegate.decide.cues import current_talk, detect
+from delegate.decide.turn_taking import TurnTakingModel
+from delegate.language.similarity import warm_up
+from delegate.meeting import LONG_TEXT_CHARS, MeetingState
+from delegate.models import Decision, Profile, Scenario
+
+
+class LocalEngine:
+    name = "local"
+
+    def __init__(self, model_for: Callable[[str], TurnTakingModel] | None = None) -> None:
+        """`model_for(meeting_id)`: the turn-taking model to use in that meeting (default: the shipped one);
+        the benchmark scores each meeting with a model that did not train on it."""
+        self.model_for = model_for
+        # Load the static embeddings now, so the first decision of a meeting is as fast as the others.
+        warm_up()
+
+    def decide_now(self, meeting: MeetingState, principal: Profile) -> Decision:
+        t0 = time.perf_counter()
+        last = meeting.last
+        if last is None:
+            raise ValueError("decide() needs at least one utterance in the meeting")
+        cue = detect(meeting, principal, self.model_for(meeting.meeting_id) if self.model_for else None)
+        speak = ""
+        reason = cue.reason
+        used_bg: list[int] = []
+        used_int: list[int] = []
+        confidence = cue.confidence
+        if cue.scenario is not Scenario.none:
+            words = compose(meeting, principal, cue, current_talk(meeting))
+            if words.text:
+                speak, used_bg, used_int = words.text, words.used_background, words.used_intents
+                source = f"background item {used_bg[0]}" if used_bg else f"intent {used_int[0]}"
+                reason = f"{cue.reason}; answers from {source}"
+            elif cue.scenario is Scenario.explicit_cue:
+                speak = HOLDING_LINE
+                reason = f"{cue.reason}; nothing in the profile answers it, so a holding line"
+            else:
+                reason = f"{cue.reason}, but nothing in the profile is worth saying"
+                confidence = 0.5
+        return Decision(
+            utterance_id=last.id,
+            scenario=cue.scenario,
+            speak=speak,
+            reason=reason,
+            confidence=round(confidence, 3),
+            engine=self.name,
+            latency_ms=(time.perf_counter() - t0) * 1000,
+            used_background=used_bg,
+            used_intents=used_int,
+        )
+
+    async def decide(self, meeting: MeetingState, principal: Profile) -> Decision:
+        last = meeting.last
+        if last is None or len(last.text) <= LONG_TEXT_CHARS:
+            return self.decide_now(meeting, principal)
+        # A long turn costs its first embedding and word counts (~0.1 s at 20,000 characters): in a worker
+        # thread, so that other meetings on the loop go on meanwhile.
+        work = asyncio.ensure_future(asyncio.to_thread(self.decide_now, meeting, principal))
+        try:
+            return await asyncio.shield(work)
+        except asyncio.CancelledError:
+            # The thread reads `meeting`: whoever cancelled must not change it before the thread is done.
+            await asyncio.wait([work])
+            raise

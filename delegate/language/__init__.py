@@ -1,0 +1,1 @@
+"""Words and meaning, no meeting state: text, names, similarity, questions."""

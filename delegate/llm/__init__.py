@@ -1,0 +1,1 @@
+"""The one OpenAI-compatible client of the process and prompt rendering."""

@@ -1,0 +1,148 @@
+"""The one OpenAI-compatible client of the process: how it is made, how a JSON answer is asked for and
+checked within a time budget, and the failure every LLM caller falls back on. Only this package knows `openai`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import re
+import time
+from collections import Counter
+from typing import Literal, TypeVar
+
+import openai
+import structlog
+from openai import AsyncOpenAI
+from pydantic import BaseModel, ValidationError
+from structlog.typing import FilteringBoundLogger
+
+from delegate.config import Settings
+
+log = structlog.get_logger("delegate.llm")
+
+LLMClient = AsyncOpenAI
+"""The client type callers hold (made by `make_client`): they name it through here, never through `openai`."""
+
+T = TypeVar("T", bound=BaseModel)
+FailureKind = Literal["timeout", "http_error", "connection", "invalid_output", "private_leak", "too_long"]
+
+
+class LLMFailure(Exception):
+    """The endpoint gave no usable answer within the budget."""
+
+    def __init__(self, kind: FailureKind, detail: str) -> None:
+        super().__init__(f"{kind}: {detail}")
+        self.kind: FailureKind = kind
+        self.detail = detail
+
+
+def make_client(settings: Settings) -> AsyncOpenAI:
+    """An async client for `settings.llm_base_url`; retries and timeouts are ours, so the client's are off."""
+    key = settings.llm_api_key.get_secret_value() if settings.llm_api_key else None
+    if key is None:
+        if settings.llm_base_url is None:
+            raise ValueError(
+                "an LLM engine needs OPENAI_API_KEY, or OPENAI_BASE_URL pointing at a local server"
+            )
+        # Servers without auth (vLLM, Ollama, llama.cpp) ignore the key, but the client insists on one.
+        key = "unused"
+    return AsyncOpenAI(
+        base_url=settings.llm_base_url, api_key=key, max_retries=0, timeout=settings.llm_timeout_s
+    )
+
+
+_FENCE = re.compile(r"^```(?:json)?\s*|\s*```$")
+
+
+def parse_reply(content: str | None, reply_type: type[T]) -> T:
+    """Validate a model's JSON answer; tolerates a Markdown fence or prose around the object."""
+    if not content:
+        raise ValueError("empty answer")
+    text = _FENCE.sub("", content.strip())
+    try:
+        raw = json.loads(text)
+    except json.JSONDecodeError:
+        start, end = text.find("{"), text.rfind("}")
+        if start < 0 or end <= start:
+            raise ValueError(f"no JSON object in answer: {content[:80]!r}") from None
+        try:
+            raw = json.loads(text[start : end + 1])
+        except json.JSONDecodeError as e:
+            raise ValueError(f"invalid JSON: {e.msg}") from None
+    return reply_type.model_validate(raw)
+
+
+def _retryable(error: Exception) -> bool:
+    if isinstance(error, openai.APIStatusError):
+        return error.status_code >= 500 or error.status_code in (408, 409, 429)
+    return True
+
+
+def _failure(error: Exception) -> LLMFailure:
+    if isinstance(error, openai.APITimeoutError | TimeoutError):
+        return LLMFailure("timeout", "no answer within the budget")
+    if isinstance(error, openai.APIStatusError):
+        return LLMFailure("http_error", f"status {error.status_code}")
+    if isinstance(error, openai.APIConnectionError):
+        return LLMFailure("connection", str(error) or type(error).__name__)
+    return LLMFailure("invalid_output", str(error)[:200])
+
+
+async def chat_json(
+    client: AsyncOpenAI,
+    model: str,
+    prompt: str,
+    reply_type: type[T],
+    *,
+    budget_s: float,
+    attempts: int,
+    on_request: Counter[str] | None = None,
+    logger: FilteringBoundLogger | None = None,
+) -> T:
+    """Send `prompt` as one user message and validate the JSON answer, retrying within `budget_s` overall.
+
+    Raises LLMFailure naming the last problem. `on_request["requests"]` counts HTTP requests made.
+    """
+    attempts = max(attempts, 1)
+    logger = logger or log
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + budget_s
+    last: Exception = TimeoutError()
+    try:
+        async with asyncio.timeout(budget_s):
+            for attempt in range(attempts):
+                if on_request is not None:
+                    on_request["requests"] += 1
+                try:
+                    response = await client.chat.completions.create(
+                        model=model,
+                        messages=[{"role": "user", "content": prompt}],
+                        response_format={"type": "json_object"},
+                        timeout=max(deadline - loop.time(), 0.001),
+                    )
+                    if not response.choices:
+                        raise ValueError("answer without choices")
+                    return parse_reply(response.choices[0].message.content, reply_type)
+                except (openai.APIError, ValidationError, ValueError) as e:
+                    last = e
+                    logger.debug(
+                        "llm_attempt_failed", attempt=attempt, error=type(e).__name__, detail=str(e)[:200]
+                    )
+                    if not _retryable(e) or attempt + 1 >= attempts:
+                        break
+                    # A refused connection fails at once; a short pause keeps retries from hammering it.
+                    await asyncio.sleep(min(0.05 * 2**attempt, max(deadline - loop.time(), 0)))
+    except TimeoutError:
+        raise LLMFailure("timeout", f"no usable answer within {budget_s:g}s") from None
+    raise _failure(last)
+
+
+CANCEL_MARGIN_S = 0.03
+"""Kept back from the budget: a cancelled request takes a few milliseconds to unwind, and the embedded
+engine's own decision came first, so the whole decision stays within `llm_timeout_s`."""
+
+
+def call_budget(timeout_s: float, started: float) -> float:
+    spent = time.perf_counter() - started
+    return max(timeout_s - spent - min(CANCEL_MARGIN_S, 0.1 * timeout_s), 0.001)
