@@ -11,16 +11,14 @@ adding extras:
 The extras present are read from the environment (those whose requirements are all installed). A command whose extras are installed must succeed and show its result; one whose extras are missing
 must fail with exit code 1 and one line naming the extra to install. Adding a documented command is one
 line in COMMANDS. From the checkout this reads only what a user would bring along (a WAV to listen to)
-and the test suite's scripted OpenAI-compatible server (`tests/fake_openai.py`, loaded by path and run
-in this process on 127.0.0.1: it is test equipment, so it does not ship in the wheel, and one copy
-serves both the tests and this run).
+and the scripted OpenAI-compatible server of `testkit.fake_openai` (shipped in the wheel's `testkit`
+package; run in this process on 127.0.0.1; one copy serves both the tests and this run).
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
-import importlib.util
 import json
 import os
 import signal
@@ -179,12 +177,9 @@ def scripted_llm(prompt: str) -> str:
 
 
 def load_fake_openai() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("fake_openai", REPO / "tests" / "fake_openai.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules["fake_openai"] = module
-    spec.loader.exec_module(module)
-    return module
+    import testkit.fake_openai  # the installed package's, as a user running the LLM paths offline would
+
+    return testkit.fake_openai
 
 
 def run(argv: list[str], cwd: Path, env: dict[str, str], timeout: float = 600) -> Result:
