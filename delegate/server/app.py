@@ -509,7 +509,7 @@ async def handle_binary(session: MeetingSession | None, data: bytes) -> None:
     """Binary frames are PCM audio of the stream an `audio_start` opened."""
     if session is None:
         raise ProtocolError(ErrorCode.not_joined)
-    await session.audio(data)
+    await session.audio_frame(data)
 
 
 async def _serve_connection(svc: Service, ws: WebSocket, meeting_id: str) -> None:

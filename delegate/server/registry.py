@@ -21,7 +21,7 @@ from delegate.server.session.audio_in import TranscriberFactory
 from delegate.server.session.meeting_session import MeetingSession
 from delegate.server.session.outbox import CLOSE_REPLACED, CLOSE_RESTART, Connection
 from delegate.server.session.voice_out import VoiceSource
-from delegate.store import ENDED, AuditKind, Store
+from delegate.store import ENDED, Store
 
 __all__ = ["CLOSE_REPLACED", "CLOSE_RESTART", "Connection", "MeetingSession", "Sessions", "TranscriberFactory"]
 
@@ -167,16 +167,7 @@ class Sessions:
             engine = await self._engines(rebuilt.engine or spec.engine or self._default_engine)
             session = self._session(meeting_id, spec, engine, rebuilt.owner or record.owner, extractor)
             session.restore(rebuilt)
-            await session._audit(
-                AuditKind.taken_over,
-                rebuilt.state.last_id,
-                utterances=len(rebuilt.state),
-                decisions=len(rebuilt.decisions),
-                actions=len(rebuilt.actions),
-                undecided=rebuilt.undecided,
-            )
-            # Its timer died with the process that held it; the principal may not even be watching here.
-            await session._expire_speech("taken_over")
+            await session.taken_over(rebuilt)
         except BaseException:
             await self._store.release(key)
             raise

@@ -10,36 +10,56 @@ from delegate.actions import Extractor, Refiner
 from delegate.guard import guard_action
 from delegate.meeting import LONG_TEXT_CHARS
 from delegate.models import ProposedAction
-from delegate.server.protocol import ErrorCode
-from delegate.server.session.approval_desk import ApprovalDesk
+from delegate.server.approval import bot_may_see
+from delegate.server.metrics import Metrics
+from delegate.server.protocol import Ack, ActionMessage, Approval, ErrorCode, ProtocolError
+from delegate.server.session.core import MeetingCore
+from delegate.server.session.outbox import Outbox
 from delegate.store import AuditKind
 
 
-class ActionDesk(ApprovalDesk):
-    """The action-item side of `MeetingSession`."""
+class ActionDesk:
+    """A meeting's action items, by id, as last proposed or resolved."""
 
-    _extractor: Extractor | None
-    _refining: set[asyncio.Task[None]]
+    def __init__(
+        self, core: MeetingCore, outbox: Outbox, extractor: Extractor | None, approval: Approval, metrics: Metrics
+    ) -> None:
+        self._core = core
+        self._outbox = outbox
+        self._extractor = extractor
+        self._approval = approval
+        self._metrics = metrics
+        self.actions: dict[str, ProposedAction] = {}
+        self._refining: set[asyncio.Task[None]] = set()
+
+    @property
+    def refining(self) -> bool:
+        """A slower pass over some utterance's actions is under way."""
+        return any(not t.done() for t in self._refining)
+
+    @property
+    def extracting(self) -> bool:
+        return self._extractor is not None
 
     async def propose(self, actions: Iterable[ProposedAction]) -> None:
         """Record and send actions found outside the utterance path (e.g. by a slower extractor)."""
-        async with self._inbound:
+        async with self._core.inbound:
             for action in actions:
                 await self._propose(action)
 
-    async def _extract_actions(self, utterance_id: int) -> None:
+    async def extract(self, utterance_id: int) -> None:
         assert self._extractor is not None
         try:
-            last = self.state.last
+            last = self._core.state.last
             if last is not None and len(last.text) > LONG_TEXT_CHARS:
                 # A very long turn can take the extractor a noticeable time: off the loop, so other
                 # meetings go on. The inbound lock is held, so the state does not change meanwhile.
-                found = await asyncio.to_thread(self._extractor.observe, self.state)
+                found = await asyncio.to_thread(self._extractor.observe, self._core.state)
             else:
-                found = self._extractor.observe(self.state)
+                found = self._extractor.observe(self._core.state)
         except Exception:
             # Actions are a side line: a failing extractor must not cost the utterance, already acked.
-            self._log.exception("actions_failed", utterance_id=utterance_id)
+            self._core.log.exception("actions_failed", utterance_id=utterance_id)
             self._metrics.error(ErrorCode.internal)
             return
         for action in found:
@@ -47,7 +67,7 @@ class ActionDesk(ApprovalDesk):
         if found and isinstance(self._extractor, Refiner):
             task = asyncio.create_task(
                 self._refine_actions(self._extractor, utterance_id, found),
-                name=f"refine-{self.meeting_id}-{utterance_id}",
+                name=f"refine-{self._core.meeting_id}-{utterance_id}",
             )
             self._refining.add(task)
             task.add_done_callback(self._refining.discard)
@@ -55,9 +75,9 @@ class ActionDesk(ApprovalDesk):
     async def _refine_actions(self, refiner: Refiner, utterance_id: int, found: list[ProposedAction]) -> None:
         """Send what the extractor's slower pass changed; the utterance and its decision never wait for it."""
         try:
-            changed = await refiner.refine(self.state, found)
-            async with self._inbound:
-                if self.closed:
+            changed = await refiner.refine(self._core.state, found)
+            async with self._core.inbound:
+                if self._core.closed:
                     return
                 latest = {a.id: a for a in refiner.actions}
                 for action in changed:
@@ -68,16 +88,16 @@ class ActionDesk(ApprovalDesk):
         except asyncio.CancelledError:
             raise
         except Exception:
-            self._log.exception("actions_refine_failed", utterance_id=utterance_id)
+            self._core.log.exception("actions_refine_failed", utterance_id=utterance_id)
             self._metrics.error(ErrorCode.internal)
 
     async def _propose(self, action: ProposedAction, **extra: object) -> None:
         """Record and send a new action, or a new version of one proposed before."""
-        blocked = guard_action(action, self.principal, self._public_texts())
+        blocked = guard_action(action, self._core.principal, self._core.state.quotable())
         if blocked is not None:
             # Recorded without its words: the action itself stays back.
-            self._log.warning("guard_blocked", action_id=action.id, blocked=[blocked.model_dump()])
-            await self._audit(
+            self._core.log.warning("guard_blocked", action_id=action.id, blocked=[blocked.model_dump()])
+            await self._outbox.audit(
                 AuditKind.action,
                 action.utterance_ids[-1] if action.utterance_ids else None,
                 event="withheld",
@@ -92,7 +112,7 @@ class ActionDesk(ApprovalDesk):
             event = action.status
         else:
             event = "updated"
-        await self._audit(
+        await self._outbox.audit(
             AuditKind.action,
             action.utterance_ids[-1] if action.utterance_ids else None,
             event=event,
@@ -100,4 +120,48 @@ class ActionDesk(ApprovalDesk):
             **action.model_dump(mode="json"),
         )
         self.actions[action.id] = action
-        await self._tell_action(action)
+        await self._tell(action)
+
+    async def resolve_action(
+        self, action_id: str, verdict: str, comment: str = "", *, ack: bool = False
+    ) -> ProposedAction:
+        """Approve or reject a proposed action; `ack` answers a `feedback` frame before the action goes out."""
+        async with self._core.inbound:
+            self._core.still_open()
+            action = self.actions.get(action_id)
+            if action is None:
+                raise ProtocolError(ErrorCode.not_found, f"No action {action_id!r} in this meeting.")
+            approve = verdict == "approve"
+            extractor = self._extractor
+            updated = (
+                extractor.apply_feedback(action.id, approve)
+                if extractor is not None
+                else action.model_copy(update={"status": "approved" if approve else "rejected"})
+            )
+            await self._outbox.audit(
+                AuditKind.feedback,
+                action.utterance_ids[-1] if action.utterance_ids else None,
+                action_id=action.id,
+                verdict=verdict,
+                status=updated.status,
+                comment=comment,
+            )
+            self.actions[action.id] = updated
+            if ack:
+                await self._outbox.send(Ack(of="feedback", meeting_id=self._core.meeting_id, action_id=action.id))
+            await self._tell(updated)
+        return updated
+
+    async def _tell(self, action: ProposedAction) -> None:
+        """Show an action to the watchers, and to the bot if it may have it (with `all`: once approved)."""
+        message = ActionMessage(meeting_id=self._core.meeting_id, action=action)
+        self._outbox.publish(message)
+        if bot_may_see(action, self._approval):
+            await self._outbox.send(message)
+
+    def cancel_refining(self) -> list[asyncio.Task[None]]:
+        """Stop the slower passes under way; returns them, to be awaited by whoever lets the meeting go."""
+        tasks = [t for t in self._refining if not t.done()]
+        for task in tasks:
+            task.cancel()
+        return tasks

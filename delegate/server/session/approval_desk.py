@@ -1,75 +1,56 @@
-"""A meeting's approval desk: speech held for the principal, its timer, the principal's verdicts, and the watchers.
+"""A meeting's approval desk: speech held for the principal, its timer, and the principal's verdicts.
 
 The rules (what is held, what the bot may have) are in `approval`; here they meet the session: each
 change is recorded, published to the watchers, and whatever the bot may now have goes out through
-`_release` (speech) or `_tell_action` (action items).
+the release (speech). Action items held with `all` are the action desk's.
 """
 
 from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Awaitable, Callable
 
-from delegate.models import Decision, ProposedAction
-from delegate.server.approval import (
-    HeldSpeech,
-    bot_may_see,
-    check_edit,
-    expire,
-    for_bot,
-    holds_speech,
-    resolve,
-)
-from delegate.server.protocol import (
-    Ack,
-    ActionMessage,
-    Approval,
-    ErrorCode,
-    ProtocolError,
-    WatchEvent,
-)
-from delegate.server.session.outbox import SessionBase
-from delegate.server.watch import Watcher, Watchers, replay, speech_event
+from delegate.models import Decision
+from delegate.server.approval import HeldSpeech, check_edit, expire, for_bot, holds_speech, resolve
+from delegate.server.protocol import Ack, Approval, ErrorCode, ProtocolError
+from delegate.server.session.core import MeetingCore
+from delegate.server.session.outbox import Outbox
+from delegate.server.session.release import Release
+from delegate.server.watch import speech_event
 from delegate.store import AuditKind
 
 
-class ApprovalDesk(SessionBase):
-    """The approval side of `MeetingSession` (and its watchers, who see everything held or not)."""
+class ApprovalDesk:
+    """Speech held for the principal's verdict, by utterance id, and the timer of the pending one."""
 
-    approval: Approval
-    speech: dict[int, HeldSpeech]
-    watchers: Watchers
-    _approval_timeout_s: float
-    _speech_timer: asyncio.Task[None] | None
-    _ended_reason: str | None
-    _inbound: asyncio.Lock
-
-    # Implemented by the other sides of the session (Decisions, MeetingSession): declared, not defined,
-    # so that the mixin order cannot let a stub shadow them.
-    _release: Callable[..., Awaitable[None]]
-    _still_open: Callable[[], None]
-
-    # --- watching -----------------------------------------------------------------------------------
-
-    def watch(self) -> Watcher:
-        """A new watcher: the meeting so far, then live. Built and subscribed with no await in between."""
-        return self.watchers.subscribe(
-            replay(
-                self.meeting_id, self.state.utterances, self.decisions, self.speech, self.actions.values(),
-                ended=self._ended_reason,
-            )
-        )
-
-    def _publish(self, event: WatchEvent) -> None:
-        self.watchers.publish(event)
+    def __init__(
+        self,
+        core: MeetingCore,
+        outbox: Outbox,
+        approval: Approval,
+        timeout_s: float,
+        decisions: list[Decision],
+        release: Release,
+    ) -> None:
+        self._core = core
+        self._outbox = outbox
+        self.approval = approval
+        self._timeout_s = timeout_s
+        self._decisions = decisions
+        self._release = release
+        self.speech: dict[int, HeldSpeech] = {}
+        self._timer: asyncio.Task[None] | None = None
 
     # --- holding ------------------------------------------------------------------------------------
 
-    def _holds(self, decision: Decision) -> bool:
+    def holds(self, decision: Decision) -> bool:
         return decision.spoke and holds_speech(self.approval)
 
-    def _hold(self, decision: Decision, expires_at: float) -> HeldSpeech:
+    def expiry(self) -> float:
+        """When a speech held now expires (wall-clock seconds)."""
+        return time.time() + self._timeout_s
+
+    def hold(self, decision: Decision, expires_at: float) -> HeldSpeech:
         """Keep a recorded speech back for the principal, until their verdict, a newer utterance or the timeout."""
         held = HeldSpeech(
             utterance_id=decision.utterance_id,
@@ -77,37 +58,37 @@ class ApprovalDesk(SessionBase):
             expires_at=expires_at,
         )
         self.speech[held.utterance_id] = held
-        self._publish(speech_event(self.meeting_id, held))
-        self._cancel_timer()
-        self._speech_timer = asyncio.create_task(
-            self._expire_later(held.utterance_id), name=f"approval-{self.meeting_id}-{held.utterance_id}"
+        self._outbox.publish(speech_event(self._core.meeting_id, held))
+        self.cancel_timer()
+        self._timer = asyncio.create_task(
+            self._expire_later(held.utterance_id), name=f"approval-{self._core.meeting_id}-{held.utterance_id}"
         )
-        self._log.info("speech_held", utterance_id=held.utterance_id)
+        self._core.log.info("speech_held", utterance_id=held.utterance_id)
         return held
 
     async def _expire_later(self, utterance_id: int) -> None:
         held = self.speech[utterance_id]
         await asyncio.sleep(max(0.0, held.expires_at - time.time()))
-        async with self._inbound:
+        async with self._core.inbound:
             held = self.speech.get(utterance_id)
-            if held is not None and held.pending and not self.closed:
-                self._speech_timer = None  # this task: not to be cancelled by the settling below
+            if held is not None and held.pending and not self._core.closed:
+                self._timer = None  # this task: not to be cancelled by the settling below
                 await self._settle_speech(expire(held, "timeout"))
 
-    def _cancel_timer(self) -> None:
-        timer, self._speech_timer = self._speech_timer, None
+    def cancel_timer(self) -> None:
+        timer, self._timer = self._timer, None
         if timer is not None and timer is not asyncio.current_task():
             timer.cancel()
 
-    async def _expire_speech(self, reason: str) -> None:
+    async def expire_all(self, reason: str) -> None:
         """The conversation moved on (or the meeting ends): a pending speech will never be said."""
         for held in [h for h in self.speech.values() if h.pending]:
             await self._settle_speech(expire(held, reason))
 
     async def _settle_speech(self, settled: HeldSpeech, **extra: object) -> None:
         """Record a held speech's outcome, show it to the watchers, and tell the bot what it may now have."""
-        self._cancel_timer()
-        await self._audit(
+        self.cancel_timer()
+        await self._outbox.audit(
             AuditKind.speech_resolved,
             settled.utterance_id,
             status=settled.status,
@@ -116,15 +97,15 @@ class ApprovalDesk(SessionBase):
             **extra,
         )
         self.speech[settled.utterance_id] = settled
-        self._publish(speech_event(self.meeting_id, settled))
-        self._log.info("speech_resolved", utterance_id=settled.utterance_id, status=settled.status, reason=settled.reason)
+        self._outbox.publish(speech_event(self._core.meeting_id, settled))
+        self._core.log.info("speech_resolved", utterance_id=settled.utterance_id, status=settled.status, reason=settled.reason)
         decision = self._decision_on(settled.utterance_id)
         view = for_bot(decision, settled) if decision is not None else None
         if view is not None:
             await self._release(*view)
 
     def _decision_on(self, utterance_id: int) -> Decision | None:
-        return next((d for d in reversed(self.decisions) if d.utterance_id == utterance_id), None)
+        return next((d for d in reversed(self._decisions) if d.utterance_id == utterance_id), None)
 
     # --- the principal's verdicts -------------------------------------------------------------------
 
@@ -136,8 +117,8 @@ class ApprovalDesk(SessionBase):
         Raises ProtocolError: `not_found` (never held), `not_pending` (settled already), `private_text`
         (the edit gives a private item away; it stays pending).
         """
-        async with self._inbound:
-            self._still_open()
+        async with self._core.inbound:
+            self._core.still_open()
             held = self.speech.get(utterance_id)
             if held is None:
                 raise ProtocolError(
@@ -145,49 +126,12 @@ class ApprovalDesk(SessionBase):
                 )
             if text is not None and held.pending:
                 try:
-                    check_edit(text, utterance_id, self.principal, self._public_texts())
+                    check_edit(text, utterance_id, self._core.principal, self._core.state.quotable())
                 except ProtocolError as refused:
-                    await self._audit(AuditKind.edit_refused, utterance_id, detail=refused.detail, comment=comment)
+                    await self._outbox.audit(AuditKind.edit_refused, utterance_id, detail=refused.detail, comment=comment)
                     raise
             settled = resolve(held, verdict, text)
             if ack:
-                await self._send(Ack(of="feedback", meeting_id=self.meeting_id, utterance_id=utterance_id))
+                await self._outbox.send(Ack(of="feedback", meeting_id=self._core.meeting_id, utterance_id=utterance_id))
             await self._settle_speech(settled, verdict=verdict, comment=comment)
         return settled
-
-    async def resolve_action(
-        self, action_id: str, verdict: str, comment: str = "", *, ack: bool = False
-    ) -> ProposedAction:
-        """Approve or reject a proposed action; `ack` answers a `feedback` frame before the action goes out."""
-        async with self._inbound:
-            self._still_open()
-            action = self.actions.get(action_id)
-            if action is None:
-                raise ProtocolError(ErrorCode.not_found, f"No action {action_id!r} in this meeting.")
-            approve = verdict == "approve"
-            extractor = getattr(self, "_extractor", None)
-            updated = (
-                extractor.apply_feedback(action.id, approve)
-                if extractor is not None
-                else action.model_copy(update={"status": "approved" if approve else "rejected"})
-            )
-            await self._audit(
-                AuditKind.feedback,
-                action.utterance_ids[-1] if action.utterance_ids else None,
-                action_id=action.id,
-                verdict=verdict,
-                status=updated.status,
-                comment=comment,
-            )
-            self.actions[action.id] = updated
-            if ack:
-                await self._send(Ack(of="feedback", meeting_id=self.meeting_id, action_id=action.id))
-            await self._tell_action(updated)
-        return updated
-
-    async def _tell_action(self, action: ProposedAction) -> None:
-        """Show an action to the watchers, and to the bot if it may have it (with `all`: once approved)."""
-        message = ActionMessage(meeting_id=self.meeting_id, action=action)
-        self._publish(message)
-        if bot_may_see(action, self.approval):
-            await self._send(message)

@@ -1,9 +1,10 @@
-"""MeetingSession: one live meeting (state, engine, pending decision, decisions, actions).
+"""MeetingSession: one live meeting, composed of its parts, each holding its own state.
 
-A session outlives its connections: a client that drops and comes back finds it as it left it.
-Its sides live in their own modules: audio input (session_audio), action items (session_actions),
-decisions (session_decisions), what waits for the principal's approval and who watches
-(session_approval); what they share is in session_base.
+A session outlives its connections: a client that drops and comes back finds it as it left it. Its parts,
+passed what they need when the session is made: `outbox` (the connection, the audit log, the watchers),
+`voice` (voice out, barge-in, echo), `approval_desk` (speech held for the principal), `decisions`
+(the pending one, the engine, the record), `action_desk` (action items), `audio` (audio in). What they all
+read (whose meeting, the meeting so far, open or not) is the `core`.
 """
 
 from __future__ import annotations
@@ -11,11 +12,9 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import time
-from collections import deque
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from datetime import UTC, datetime
 from types import TracebackType
-from typing import TYPE_CHECKING
 
 import structlog
 
@@ -23,7 +22,7 @@ from delegate.actions import Extractor
 from delegate.ask.embedded import Answer, Asker, Audience, EmbeddedAsker
 from delegate.decide.base import Engine
 from delegate.meeting import MeetingState
-from delegate.models import UNKNOWN_SPEAKER, Decision, Profile, ProposedAction
+from delegate.models import Decision, Profile, ProposedAction
 from delegate.server.approval import HeldSpeech, for_bot
 from delegate.server.metrics import Metrics
 from delegate.server.protocol import (
@@ -48,20 +47,20 @@ from delegate.server.protocol import (
 )
 from delegate.server.rebuild import Rebuilt
 from delegate.server.session.actions import ActionDesk
-from delegate.server.session.audio_in import AudioInput, TranscriberFactory
+from delegate.server.session.approval_desk import ApprovalDesk
+from delegate.server.session.audio_in import AudioIn, TranscriberFactory
+from delegate.server.session.core import MeetingCore
 from delegate.server.session.decisions import Decisions
-from delegate.server.session.outbox import CLOSE_REPLACED, CLOSE_RESTART, Connection
-from delegate.server.session.voice_out import RECENT_SPEECH, VoiceOut, VoiceSource
-from delegate.server.watch import Watchers
+from delegate.server.session.outbox import CLOSE_REPLACED, CLOSE_RESTART, Connection, Outbox
+from delegate.server.session.release import Release
+from delegate.server.session.voice_out import VoiceOut, VoiceSource
+from delegate.server.watch import Watcher, Watchers, replay
 from delegate.store import AuditKind, MeetingRecord, Store, UnstorableEvent
-
-if TYPE_CHECKING:
-    from delegate.asr.whisper import Transcriber
 
 log = structlog.get_logger("delegate.session")
 
 
-class MeetingSession(AudioInput, ActionDesk, Decisions, VoiceOut):
+class MeetingSession:
     """Feeds the meeting state, runs the engine after each utterance, records everything before telling."""
 
     def __init__(
@@ -83,60 +82,90 @@ class MeetingSession(AudioInput, ActionDesk, Decisions, VoiceOut):
         approval_timeout_s: float = 30.0,
         watch_limit: int = 1000,
     ) -> None:
-        self.meeting_id = meeting_id
-        self.audit_id = audit_id or meeting_id
-        """The meeting's key in the audit log: the id namespaced by its owner (`auth.audit_id`)."""
-        self.principal: Profile = spec.principal
-        self.engine = engine
         self.owner = owner
-        self.state = MeetingState(  # a live meeting happens today: due dates count from it
-            meeting_id=meeting_id, attendees=spec.all_attendees(), names=dict(spec.names),
-            date=datetime.now(UTC).date(),
-        )
-        self.decisions: list[Decision] = []
-        self.actions: dict[str, ProposedAction] = {}
         self.created_at = time.time()
         self.last_activity = self.created_at
-        self.closed = False
-        self.suspended = False
-        """Let go without ending: a frame that still reaches this object is told to join again."""
+        self.core = MeetingCore(
+            meeting_id=meeting_id,
+            audit_id=audit_id or meeting_id,
+            principal=spec.principal,
+            # A live meeting happens today: due dates count from it.
+            state=MeetingState(
+                meeting_id=meeting_id, attendees=spec.all_attendees(), names=dict(spec.names),
+                date=datetime.now(UTC).date(),
+            ),
+            log=log.bind(meeting_id=meeting_id),
+        )
+        self.outbox = Outbox(self.core, store, Watchers(watch_limit))
+        self.voice = VoiceOut(self.core, self.outbox, voice)
+        release = Release(self.core, self.outbox, self.voice)
+        made: list[Decision] = []
+        self.approval_desk = ApprovalDesk(self.core, self.outbox, spec.approval, approval_timeout_s, made, release)
+        self.decisions = Decisions(self.core, self.outbox, engine, metrics, self.approval_desk, release, made)
+        self.action_desk = ActionDesk(self.core, self.outbox, actions, spec.approval, metrics)
+        self.audio = AudioIn(self.core, self.outbox, self.voice, asr, on_final=self._on_utterance)
+        self._release = release
         self._spec = spec
         self._store = store
         self._metrics = metrics
         self._max_text_chars = max_text_chars
-        self._extractor = actions
         self._on_closed = on_closed
-        self._inbound = asyncio.Lock()
-        self._conn: Connection | None = None
-        self._detached_at = time.monotonic()
-        self._pending: asyncio.Task[None] | None = None
-        self._pending_id: int | None = None
-        self._refining: set[asyncio.Task[None]] = set()
-        self._committing = False
-        self._asr = asr
-        self._audio: Transcriber | None = None
-        self._audio_speaker = UNKNOWN_SPEAKER
-        self._audio_clock = 0.0
-        self._audio_heard_s = 0.0
-        self._hearing = asyncio.Lock()
-        self._ending: set[asyncio.Task[None]] = set()
-        self._audio_rate = 16000
-        self._voice = voice if voice is not None and voice.available else None
-        self._voice_on = False
-        self._warming = None
-        self._playing = None
-        self._spoken = deque(maxlen=RECENT_SPEECH)
         self._asker: Asker = asker or EmbeddedAsker()
         self._asked = False
         self._preparing: asyncio.Task[None] | None = None
-        self.approval = spec.approval
-        self.speech: dict[int, HeldSpeech] = {}
-        """Speech held for the principal's approval, by utterance id."""
-        self.watchers = Watchers(watch_limit)
-        self._approval_timeout_s = approval_timeout_s
-        self._speech_timer: asyncio.Task[None] | None = None
         self._ended_reason: str | None = None
-        self._log = log.bind(meeting_id=meeting_id)
+        self._log = self.core.log
+
+    # --- what the meeting is -------------------------------------------------------------------------
+
+    @property
+    def meeting_id(self) -> str:
+        return self.core.meeting_id
+
+    @property
+    def audit_id(self) -> str:
+        return self.core.audit_id
+
+    @property
+    def principal(self) -> Profile:
+        return self.core.principal
+
+    @property
+    def state(self) -> MeetingState:
+        return self.core.state
+
+    @property
+    def engine(self) -> Engine:
+        return self.decisions.engine
+
+    @property
+    def approval(self) -> str:
+        return self.approval_desk.approval
+
+    @property
+    def closed(self) -> bool:
+        return self.core.closed
+
+    @property
+    def suspended(self) -> bool:
+        return self.core.suspended
+
+    @property
+    def actions(self) -> dict[str, ProposedAction]:
+        return self.action_desk.actions
+
+    @property
+    def speech(self) -> dict[int, HeldSpeech]:
+        """Speech held for the principal's approval, by utterance id."""
+        return self.approval_desk.speech
+
+    @property
+    def refining(self) -> bool:
+        return self.action_desk.refining
+
+    @property
+    def watchers(self) -> Watchers:
+        return self.outbox.watchers
 
     # --- lifecycle ----------------------------------------------------------------------------------
 
@@ -160,7 +189,7 @@ class MeetingSession(AudioInput, ActionDesk, Decisions, VoiceOut):
                 created_at=self.created_at,
             )
         )
-        await self._audit(
+        await self.outbox.audit(
             AuditKind.meeting_created,
             # The audit log is append-only: what the principal keeps private never goes into it.
             principal=self.principal.model_copy(
@@ -179,21 +208,20 @@ class MeetingSession(AudioInput, ActionDesk, Decisions, VoiceOut):
 
     async def close(self, reason: str, kind: AuditKind = AuditKind.closed) -> None:
         """End the meeting: drop a pending decision, record why, forget the session."""
-        async with self._inbound:
+        async with self.core.inbound:
             if self.closed:
                 return
-            await self._settle_pending(reason=reason)
-            await self._expire_speech("meeting_ended")
-            for task in self._refining:
-                task.cancel()
-            await self._stop_voice(reason)
-            self.closed = True
-            self._drop_audio()
-            await self._audit(kind, reason=reason)
+            await self.decisions.settle_pending(reason=reason)
+            await self.approval_desk.expire_all("meeting_ended")
+            self.action_desk.cancel_refining()
+            await self.voice.stop(reason)
+            self.core.closed = True
+            self.audio.drop()
+            await self.outbox.audit(kind, reason=reason)
             await self._store.unregister(self.audit_id)  # its private items go with it
             await self._store.release(self.audit_id)
             self._ended_reason = reason
-            self._publish(MeetingEnded(meeting_id=self.meeting_id, reason=reason))
+            self.outbox.publish(MeetingEnded(meeting_id=self.meeting_id, reason=reason))
             self.watchers.close()
         self._log.info("meeting_closed", reason=reason)
         if self._on_closed is not None:
@@ -205,25 +233,18 @@ class MeetingSession(AudioInput, ActionDesk, Decisions, VoiceOut):
         A pending decision is abandoned unrecorded, so the process that takes over decides it again; a
         pending speech is left pending, and the process that takes over records it expired.
         """
-        self._cancel_timer()
-        task, self._pending = self._pending, None
-        if task is not None and not task.done():
-            if self._committing:
-                await asyncio.shield(task)  # being recorded: let it finish, or it would be decided twice
-            else:
-                task.cancel()
-        for pending in [task, *self._refining]:
-            if pending is not None and not pending.done():
-                pending.cancel()
-                with contextlib.suppress(asyncio.CancelledError):
-                    await pending
-        await self._stop_voice(reason)
-        async with self._inbound:
+        self.approval_desk.cancel_timer()
+        await self.decisions.abandon()
+        for task in self.action_desk.cancel_refining():
+            with contextlib.suppress(asyncio.CancelledError):
+                await task
+        await self.voice.stop(reason)
+        async with self.core.inbound:
             if self.closed:
                 return
-            self.closed = self.suspended = True
-            self._drop_audio()
-            conn, self._conn = self._conn, None
+            self.core.closed = self.core.suspended = True
+            self.audio.drop()
+            conn, self.outbox.conn = self.outbox.conn, None
             self.watchers.close()  # they reconnect, and find the meeting wherever it is resumed
         with contextlib.suppress(Exception):
             await self._store.release(self.audit_id)
@@ -235,17 +256,28 @@ class MeetingSession(AudioInput, ActionDesk, Decisions, VoiceOut):
 
     def restore(self, rebuilt: Rebuilt) -> None:
         """Take the state rebuilt from the log; `resume_decision` then decides what was left undecided."""
-        self.state = rebuilt.state
-        self.decisions = list(rebuilt.decisions)
-        self.actions = dict(rebuilt.actions)
-        self.speech = dict(rebuilt.speech)
+        self.core.state = rebuilt.state
+        self.decisions.made[:] = rebuilt.decisions
+        self.action_desk.actions.update(rebuilt.actions)
+        self.approval_desk.speech.update(rebuilt.speech)
         if rebuilt.created_at is not None:
             self.created_at = rebuilt.created_at
 
-    def _attach(self, conn: Connection) -> Connection | None:
-        """Make `conn` the session's connection; returns the one it replaces."""
-        previous, self._conn = self._conn, conn
-        return previous if previous is not conn else None
+    async def taken_over(self, rebuilt: Rebuilt) -> None:
+        """Record that this process took the meeting over; a speech held elsewhere has lost its timer."""
+        await self.outbox.audit(
+            AuditKind.taken_over,
+            rebuilt.state.last_id,
+            utterances=len(rebuilt.state),
+            decisions=len(rebuilt.decisions),
+            actions=len(rebuilt.actions),
+            undecided=rebuilt.undecided,
+        )
+        # Its timer died with the process that held it; the principal may not even be watching here.
+        await self.approval_desk.expire_all("taken_over")
+
+    def resume_decision(self, utterance_id: int) -> None:
+        self.decisions.start(utterance_id)
 
     async def _retire(self, previous: Connection | None) -> None:
         # The client came back on a new connection before the old one was noticed dead.
@@ -254,19 +286,14 @@ class MeetingSession(AudioInput, ActionDesk, Decisions, VoiceOut):
 
     @property
     def connected(self) -> bool:
-        return self._conn is not None
+        return self.outbox.connected
 
-    def _still_open(self) -> None:
-        # Checked again under the lock: a leave or the idle reaper may have closed the meeting while
-        # this frame waited for its turn.
-        if self.suspended:
-            raise ProtocolError(ErrorCode.conflict, "This meeting is being handed over; join it again.")
-        if self.closed:
-            raise ProtocolError(ErrorCode.meeting_closed)
+    def detach(self, conn: Connection) -> None:
+        self.outbox.detach(conn)
 
     def idle_seconds(self, now: float) -> float:
         """How long the session has had no connection (0 while one is open)."""
-        return 0.0 if self._conn is not None else now - self._detached_at
+        return 0.0 if self.outbox.connected else now - self.outbox.detached_at
 
     def info(self) -> MeetingInfo:
         return MeetingInfo(
@@ -276,13 +303,22 @@ class MeetingSession(AudioInput, ActionDesk, Decisions, VoiceOut):
             attendees=list(self.state.attendees),
             utterances=len(self.state),
             last_utterance_id=self.state.last_id,
-            decisions=len(self.decisions),
+            decisions=len(self.decisions.made),
             actions=len(self.actions),
             connected=self.connected,
             created_at=self.created_at,
             last_activity=self.last_activity,
             approval=self.approval,
             background=BackgroundView.of(self.principal.background),
+        )
+
+    def watch(self) -> Watcher:
+        """A new watcher: the meeting so far, then live. Built and subscribed with no await in between."""
+        return self.watchers.subscribe(
+            replay(
+                self.meeting_id, self.state.utterances, self.decisions.made, self.speech, self.actions.values(),
+                ended=self._ended_reason,
+            )
         )
 
     # --- inbound ------------------------------------------------------------------------------------
@@ -292,30 +328,35 @@ class MeetingSession(AudioInput, ActionDesk, Decisions, VoiceOut):
 
         A client mistake raises ProtocolError and changes nothing.
         """
-        self._still_open()
+        self.core.still_open()
         self.last_activity = time.time()
         if isinstance(message, Join):
             await self._on_join(message, conn)
             return
-        await self._retire(self._attach(conn))
+        await self._retire(self.outbox.attach(conn))
         match message:
-            case UtteranceIn() if message.final and await self._typed_echo(message):
-                await self._send(Ack(of="utterance", meeting_id=self.meeting_id, utterance_id=message.id))
+            case UtteranceIn() if message.final and await self.voice.typed_echo(message):
+                await self.outbox.send(Ack(of="utterance", meeting_id=self.meeting_id, utterance_id=message.id))
             case UtteranceIn():
                 await self._on_utterance(message)
             case Feedback():
                 await self._on_feedback(message)
             case Leave():
                 await self.close(message.reason or "client_left", kind=AuditKind.left)
-                await self._send(Ack(of="leave", meeting_id=self.meeting_id))
+                await self.outbox.send(Ack(of="leave", meeting_id=self.meeting_id))
             case AudioStart():
-                await self._on_audio_start(message)
+                await self.audio.start(message)
             case AudioEnd():
-                await self._end_audio()
-                await self._send(Ack(of="audio_end", meeting_id=self.meeting_id))
+                await self.audio.end()
+                await self.outbox.send(Ack(of="audio_end", meeting_id=self.meeting_id))
             case Ask():
                 answer = await self.ask(message.question, message.audience, message.id)
-                await self._send(AnswerMessage(meeting_id=self.meeting_id, id=message.id, answer=answer))
+                await self.outbox.send(AnswerMessage(meeting_id=self.meeting_id, id=message.id, answer=answer))
+
+    async def audio_frame(self, pcm: bytes) -> None:
+        """One binary frame of the open audio stream."""
+        self.last_activity = time.time()
+        await self.audio.feed(pcm)
 
     async def _on_join(self, message: Join, conn: Connection) -> None:
         if message.principal is not None and message.principal != self.principal:
@@ -324,9 +365,9 @@ class MeetingSession(AudioInput, ActionDesk, Decisions, VoiceOut):
             raise ProtocolError(ErrorCode.conflict, f"This meeting's engine is {self.engine.name!r}.")
         if message.approval is not None and message.approval != self.approval:
             raise ProtocolError(ErrorCode.conflict, f"This meeting's approval is {self.approval!r}.")
-        async with self._inbound:
-            self._still_open()
-            await self._audit(
+        async with self.core.inbound:
+            self.core.still_open()
+            await self.outbox.audit(
                 AuditKind.joined,
                 client_last_utterance_id=message.last_utterance_id,
                 last_utterance_id=self.state.last_id,
@@ -334,17 +375,15 @@ class MeetingSession(AudioInput, ActionDesk, Decisions, VoiceOut):
             # A client that lost its connection may have missed the decision on its latest utterance.
             # Decisions recorded from here on go to `conn` on their own, after the ack (sends are serialized).
             # A held speech still pending goes out once settled.
-            missed = self.decisions[-1] if self.decisions else None
+            missed = self.decisions.last
             if missed is not None and missed.utterance_id != self.state.last_id:
                 missed = None
             view = for_bot(missed, self.speech.get(missed.utterance_id)) if missed is not None else None
-            previous = self._attach(conn)
-            self._voice_on = message.voice is not False and self._voice is not None
-            if self._voice_on:
-                self._warm_voice()
-            await self._send(Ack(of="join", meeting_id=self.meeting_id, last_utterance_id=self.state.last_id))
-            if message.voice and self._voice is None:
-                await self._send(ErrorMessage.of(ProtocolError(ErrorCode.voice_not_supported)))
+            previous = self.outbox.attach(conn)
+            self.voice.join(message.voice)
+            await self.outbox.send(Ack(of="join", meeting_id=self.meeting_id, last_utterance_id=self.state.last_id))
+            if message.voice and not self.voice.available:
+                await self.outbox.send(ErrorMessage.of(ProtocolError(ErrorCode.voice_not_supported)))
             if view is not None:
                 await self._release(*view, resumed=True)
         await self._retire(previous)
@@ -353,11 +392,38 @@ class MeetingSession(AudioInput, ActionDesk, Decisions, VoiceOut):
         )
 
     async def _on_utterance(self, message: UtteranceIn) -> None:
+        """The steps of one utterance, each by the part it belongs to."""
         received = time.perf_counter()
         if not message.final:
             # Partial transcripts show progress only: no decision, no record, no id used up.
-            await self._send(Ack(of="utterance", meeting_id=self.meeting_id, utterance_id=message.id))
+            await self.outbox.send(Ack(of="utterance", meeting_id=self.meeting_id, utterance_id=message.id))
             return
+        self._check_text(message)
+        async with self.core.inbound:
+            self.core.still_open()
+            self._check_id(message.id)
+            utterance = message.utterance()
+            await self.voice.barge_in(by=utterance.speaker)  # someone else speaks: the delegate stops
+            await self.decisions.settle_pending(reason="newer_utterance", newer=utterance.id)
+            await self.approval_desk.expire_all("newer_utterance")
+            try:
+                await self.outbox.audit(
+                    AuditKind.utterance, utterance.id, **utterance.model_dump(mode="json", exclude={"id"})
+                )
+            except UnstorableEvent as e:
+                raise ProtocolError(ErrorCode.bad_message, f"{e}.", utterance_id=utterance.id) from e
+            self.state.add(utterance)
+            self.outbox.publish(UtteranceEvent(meeting_id=self.meeting_id, utterance=utterance))
+            self._asker.observe(self.state)
+            self._prepare_answers()
+            self._metrics.utterances.inc()
+            # The ack goes out before the decision task can run, so a client always sees them in that order.
+            await self.outbox.send(Ack(of="utterance", meeting_id=self.meeting_id, utterance_id=utterance.id))
+            self.decisions.start(utterance.id, received)
+            if self.action_desk.extracting:
+                await self.action_desk.extract(utterance.id)
+
+    def _check_text(self, message: UtteranceIn) -> None:
         if not message.text.strip():
             raise ProtocolError(ErrorCode.empty_text, utterance_id=message.id)
         if len(message.text) > self._max_text_chars:
@@ -366,54 +432,32 @@ class MeetingSession(AudioInput, ActionDesk, Decisions, VoiceOut):
                 f"The text has {len(message.text)} characters; the limit is {self._max_text_chars}.",
                 utterance_id=message.id,
             )
-        async with self._inbound:
-            self._still_open()
-            last = self.state.last_id
-            if last is not None and message.id <= last:
-                seen = any(u.id == message.id for u in reversed(self.state.utterances[-64:]))
-                detail = (
-                    f"Utterance {message.id} was already received."
-                    if seen or message.id == last
-                    else f"Utterance ids must grow: got {message.id} after {last}."
-                )
-                raise ProtocolError(ErrorCode.bad_utterance_id, detail, utterance_id=message.id)
-            utterance = message.utterance()
-            await self.barge_in(by=utterance.speaker)  # someone else speaks: the delegate stops
-            await self._settle_pending(reason="newer_utterance", newer=utterance.id)
-            await self._expire_speech("newer_utterance")
-            try:
-                await self._audit(
-                    AuditKind.utterance, utterance.id, **utterance.model_dump(mode="json", exclude={"id"})
-                )
-            except UnstorableEvent as e:
-                raise ProtocolError(ErrorCode.bad_message, f"{e}.", utterance_id=utterance.id) from e
-            self.state.add(utterance)
-            self._publish(UtteranceEvent(meeting_id=self.meeting_id, utterance=utterance))
-            self._asker.observe(self.state)
-            self._prepare_answers()
-            self._metrics.utterances.inc()
-            # The ack goes out before the decision task can run, so a client always sees them in that order.
-            await self._send(Ack(of="utterance", meeting_id=self.meeting_id, utterance_id=utterance.id))
-            self._pending_id = utterance.id
-            self._committing = False
-            self._pending = asyncio.create_task(
-                self._decide(utterance.id, received), name=f"decide-{self.meeting_id}"
+
+    def _check_id(self, utterance_id: int) -> None:
+        last = self.state.last_id
+        if last is not None and utterance_id <= last:
+            seen = any(u.id == utterance_id for u in reversed(self.state.utterances[-64:]))
+            detail = (
+                f"Utterance {utterance_id} was already received."
+                if seen or utterance_id == last
+                else f"Utterance ids must grow: got {utterance_id} after {last}."
             )
-            if self._extractor is not None:
-                await self._extract_actions(utterance.id)
+            raise ProtocolError(ErrorCode.bad_utterance_id, detail, utterance_id=utterance_id)
 
     async def _on_feedback(self, message: Feedback) -> None:
         if message.action_id is not None:
-            await self.resolve_action(message.action_id, message.verdict, message.comment, ack=True)
+            await self.action_desk.resolve_action(message.action_id, message.verdict, message.comment, ack=True)
             return
         utterance_id = message.utterance_id
         assert utterance_id is not None
         if utterance_id in self.speech:  # held for approval: the principal's verdict settles it
-            await self.resolve_speech(utterance_id, message.verdict, message.text, message.comment, ack=True)
+            await self.approval_desk.resolve_speech(
+                utterance_id, message.verdict, message.text, message.comment, ack=True
+            )
             return
-        async with self._inbound:
-            self._still_open()
-            if not any(d.utterance_id == utterance_id for d in self.decisions):
+        async with self.core.inbound:
+            self.core.still_open()
+            if not any(d.utterance_id == utterance_id for d in self.decisions.made):
                 raise ProtocolError(ErrorCode.not_found, f"No decision on utterance {utterance_id}.")
             if message.text is not None:
                 raise ProtocolError(
@@ -422,8 +466,24 @@ class MeetingSession(AudioInput, ActionDesk, Decisions, VoiceOut):
                     utterance_id=utterance_id,
                 )
             # A verdict on a decision already sent: recorded, for whoever reviews the meeting.
-            await self._audit(AuditKind.feedback, utterance_id, verdict=message.verdict, comment=message.comment)
-            await self._send(Ack(of="feedback", meeting_id=self.meeting_id, utterance_id=utterance_id))
+            await self.outbox.audit(AuditKind.feedback, utterance_id, verdict=message.verdict, comment=message.comment)
+            await self.outbox.send(Ack(of="feedback", meeting_id=self.meeting_id, utterance_id=utterance_id))
+
+    # --- the principal's verdicts (REST) and actions found elsewhere ---------------------------------
+
+    async def resolve_speech(
+        self, utterance_id: int, verdict: str, text: str | None = None, comment: str = ""
+    ) -> HeldSpeech:
+        return await self.approval_desk.resolve_speech(utterance_id, verdict, text, comment)
+
+    async def resolve_action(self, action_id: str, verdict: str, comment: str = "") -> ProposedAction:
+        return await self.action_desk.resolve_action(action_id, verdict, comment)
+
+    async def propose(self, actions: Iterable[ProposedAction]) -> None:
+        """Record and send actions found outside the utterance path (e.g. by a slower extractor)."""
+        await self.action_desk.propose(actions)
+
+    # --- asking -------------------------------------------------------------------------------------
 
     def _prepare_answers(self) -> None:
         """Once the meeting has been asked about, keep its retrieval index current in a worker thread,
@@ -441,16 +501,16 @@ class MeetingSession(AudioInput, ActionDesk, Decisions, VoiceOut):
         Not under the inbound lock: an LLM answer may take seconds, and utterances must not wait for it
         (the meeting only grows meanwhile; the answer is about what was said when it was asked).
         """
-        async with self._inbound:
-            self._still_open()
-            await self._audit(AuditKind.ask, self.state.last_id, question=question, audience=audience, id=ask_id)
+        async with self.core.inbound:
+            self.core.still_open()
+            await self.outbox.audit(AuditKind.ask, self.state.last_id, question=question, audience=audience, id=ask_id)
         self._asked = True
         answer = await self._asker.ask(self.state, question, self.principal, audience)
         record = answer.model_dump(mode="json")
         if any(not self.principal.background[i].shareable for i in answer.background_items):
             # The principal may read their private notes back; the append-only log never holds them.
             record["text"] = "(not recorded: the answer repeats the principal's private notes)"
-        await self._audit(AuditKind.answer, self.state.last_id, id=ask_id, **record)
+        await self.outbox.audit(AuditKind.answer, self.state.last_id, id=ask_id, **record)
         self._log.info(
             "answer", answered=answer.answered, engine=answer.engine, turns=len(answer.turn_ids),
             latency_ms=round(answer.latency_ms, 2),

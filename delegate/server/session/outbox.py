@@ -1,4 +1,5 @@
-"""What every side of a live meeting shares: its state, where its frames go, and how it records them."""
+"""Where a live meeting's output goes: frames to the connected client, records to the audit log, events to the
+watchers. Every part of the session sends, records and publishes through one `Outbox`."""
 
 from __future__ import annotations
 
@@ -6,13 +7,9 @@ import time
 from collections.abc import Awaitable, Callable
 from typing import Protocol
 
-import structlog
-
-from delegate.decide.base import Engine
-from delegate.meeting import MeetingState
-from delegate.models import Decision, Profile, ProposedAction
-from delegate.server.metrics import Metrics
-from delegate.server.protocol import ServerMessage
+from delegate.server.protocol import ServerMessage, WatchEvent
+from delegate.server.session.core import MeetingCore
+from delegate.server.watch import Watchers
 from delegate.store import AuditEvent, AuditKind, Store
 
 CLOSE_REPLACED = 4000
@@ -33,56 +30,57 @@ class Connection(Protocol):
     async def close(self, code: int, reason: str) -> None: ...
 
 
-class SessionBase:
-    """The state and output shared by the sides of `MeetingSession` (audio, actions, decisions)."""
+class Outbox:
+    """The meeting's one connection (it outlives none: a client that comes back brings a new one), its audit
+    log and its watchers."""
 
-    meeting_id: str
-    audit_id: str
-    principal: Profile
-    engine: Engine
-    state: MeetingState
-    decisions: list[Decision]
-    actions: dict[str, ProposedAction]
-    closed: bool
-    last_activity: float
-    _store: Store
-    _metrics: Metrics
-    _conn: Connection | None
-    _detached_at: float
-    _log: structlog.typing.FilteringBoundLogger
-    # Implemented by the audio side (AudioInput): declared, not defined.
-    _end_audio_of_gone_client: Callable[[], None]
+    def __init__(self, core: MeetingCore, store: Store, watchers: Watchers) -> None:
+        self._core = core
+        self._store = store
+        self.watchers = watchers
+        self.conn: Connection | None = None
+        self.detached_at = time.monotonic()
+        self.on_detached: Callable[[], None] = lambda: None
+        """Called when the connection is lost (the audio input ends the stream a gone bot held open)."""
+
+    @property
+    def connected(self) -> bool:
+        return self.conn is not None
+
+    def attach(self, conn: Connection) -> Connection | None:
+        """Make `conn` the meeting's connection; returns the one it replaces."""
+        previous, self.conn = self.conn, conn
+        return previous if previous is not conn else None
 
     def detach(self, conn: Connection) -> None:
-        if self._conn is conn:
-            self._conn = None
-            self._detached_at = time.monotonic()
-            self._end_audio_of_gone_client()
+        if self.conn is conn:
+            self.conn = None
+            self.detached_at = time.monotonic()
+            self.on_detached()
 
-    def _public_texts(self) -> list[str]:
-        """What the meeting said lately: the guard lets it be quoted."""
-        return self.state.quotable()
-
-    async def _audit(self, kind: AuditKind, utterance_id: int | None = None, **payload: object) -> None:
+    async def audit(self, kind: AuditKind, utterance_id: int | None = None, **payload: object) -> None:
         await self._store.append(
-            AuditEvent(meeting_id=self.audit_id, kind=kind, utterance_id=utterance_id, payload=payload)
+            AuditEvent(meeting_id=self._core.audit_id, kind=kind, utterance_id=utterance_id, payload=payload)
         )
 
-    async def _send(self, message: ServerMessage) -> bool:
+    def publish(self, event: WatchEvent) -> None:
+        self.watchers.publish(event)
+
+    async def send(self, message: ServerMessage) -> bool:
         """Send to the connected client, if any; a client gone away is not the session's failure."""
         return await self._over_connection(lambda conn: conn.send(message), message.type)
 
-    async def _send_audio(self, pcm: bytes) -> bool:
+    async def send_audio(self, pcm: bytes) -> bool:
         return await self._over_connection(lambda conn: conn.send_audio(pcm), "speech_audio")
 
     async def _over_connection(self, send: Callable[[Connection], Awaitable[None]], what: str) -> bool:
-        conn = self._conn
+        conn = self.conn
         if conn is None:
             return False
         try:
             await send(conn)
         except Exception as e:
-            self._log.info("send_failed", error=type(e).__name__, message_type=what)
+            self._core.log.info("send_failed", error=type(e).__name__, message_type=what)
             self.detach(conn)
             return False
         return True

@@ -17,7 +17,8 @@ from typing import TYPE_CHECKING, Protocol
 from delegate.decide.compose import likely_openings
 from delegate.models import UNKNOWN_SPEAKER, Decision
 from delegate.server.protocol import SpeechCancel, SpeechEnd, SpeechStart, UtteranceIn
-from delegate.server.session.outbox import SessionBase
+from delegate.server.session.core import MeetingCore
+from delegate.server.session.outbox import Outbox
 from delegate.store import AuditKind
 from delegate.voice.base import SAMPLE_WIDTH, SpokenSentence
 from delegate.voice.cut import said_until
@@ -68,19 +69,34 @@ class _Playing:
         return max(0.0, self.sent_s - max(0.0, self.ends - now))
 
 
-class VoiceOut(SessionBase):
-    """The voice side of `MeetingSession`."""
+class VoiceOut:
+    """A meeting's voice: what it is saying now, what it said lately (to tell its echo), and whether the
+    connected client wants speech at all."""
 
-    _voice: VoiceSource | None
-    _voice_on: bool
-    _playing: _Playing | None
-    _spoken: deque[SpokenWindow]
-    _warming: asyncio.Task[None] | None
+    def __init__(self, core: MeetingCore, outbox: Outbox, voice: VoiceSource | None) -> None:
+        self._core = core
+        self._outbox = outbox
+        self._voice = voice if voice is not None and voice.available else None
+        self.on = False
+        """Whether the connected client asked for speech (`voice` on its join, and this server can speak)."""
+        self._warming: asyncio.Task[None] | None = None
+        self._playing: _Playing | None = None
+        self._spoken: deque[SpokenWindow] = deque(maxlen=RECENT_SPEECH)
+
+    @property
+    def available(self) -> bool:
+        return self._voice is not None
+
+    def join(self, wanted: bool | None) -> None:
+        """A client joined: it has speech unless it said `voice: false` (or this server cannot speak)."""
+        self.on = wanted is not False and self._voice is not None
+        if self.on:
+            self._warm_voice()
 
     def _warm_voice(self) -> None:
         """Synthesise the likely openings of this meeting's replies in the background, once."""
         if self._warming is None and self._voice is not None and self._voice.warm_pieces > 0:
-            self._warming = asyncio.create_task(self._warm(self._voice), name=f"voice-warm-{self.meeting_id}")
+            self._warming = asyncio.create_task(self._warm(self._voice), name=f"voice-warm-{self._core.meeting_id}")
 
     async def _warm(self, voice: VoiceSource) -> None:
         from delegate.voice.stream import warm
@@ -90,21 +106,21 @@ class VoiceOut(SessionBase):
             return
         began = time.perf_counter()
         try:
-            n = await warm(synthesizer, likely_openings(self.principal, self.state.names), voice.warm_pieces)
+            n = await warm(synthesizer, likely_openings(self._core.principal, self._core.state.names), voice.warm_pieces)
         except Exception:
-            self._log.exception("voice_warm_failed")  # only a head start lost: replies synthesise as they come
+            self._core.log.exception("voice_warm_failed")  # only a head start lost: replies synthesise as they come
             return
-        self._log.info("voice_warmed", pieces=n, ms=round((time.perf_counter() - began) * 1000))
+        self._core.log.info("voice_warmed", pieces=n, ms=round((time.perf_counter() - began) * 1000))
 
-    async def _say(self, decision: Decision) -> None:
+    async def say(self, decision: Decision) -> None:
         """Speak a released decision (its text already went out), if this connection wants voice."""
-        if not decision.spoke or not self._voice_on or self._voice is None or self._conn is None:
+        if not decision.spoke or not self.on or self._voice is None or not self._outbox.connected:
             return
         if self._playing is not None:
             await self._cut(self._playing, "superseded")
         playing = _Playing(utterance_id=decision.utterance_id, text=decision.speak)
         self._playing = playing
-        playing.task = asyncio.create_task(self._play(playing), name=f"speak-{self.meeting_id}-{decision.utterance_id}")
+        playing.task = asyncio.create_task(self._play(playing), name=f"speak-{self._core.meeting_id}-{decision.utterance_id}")
 
     @property
     def speaking(self) -> bool:
@@ -113,7 +129,7 @@ class VoiceOut(SessionBase):
     async def _play(self, playing: _Playing) -> None:
         from delegate.voice.stream import speak
 
-        ulog = self._log.bind(utterance_id=playing.utterance_id)
+        ulog = self._core.log.bind(utterance_id=playing.utterance_id)
         assert self._voice is not None
         synthesizer = await self._voice.get()
         if synthesizer is None:
@@ -121,9 +137,9 @@ class VoiceOut(SessionBase):
             return
         chunk = int(synthesizer.sample_rate * CHUNK_S) * SAMPLE_WIDTH
         try:
-            await self._send(
+            await self._outbox.send(
                 SpeechStart(
-                    meeting_id=self.meeting_id, utterance_id=playing.utterance_id, text=playing.text,
+                    meeting_id=self._core.meeting_id, utterance_id=playing.utterance_id, text=playing.text,
                     sample_rate=synthesizer.sample_rate,
                 )
             )
@@ -139,10 +155,10 @@ class VoiceOut(SessionBase):
                     playing.sent_s += seconds
                     playing.ends = max(playing.ends, now) + seconds
                     # Shielded: a barge-in cancels this task, never a frame half sent.
-                    if not await asyncio.shield(self._send_audio(pcm)):
+                    if not await asyncio.shield(self._outbox.send_audio(pcm)):
                         return
-            await self._send(
-                SpeechEnd(meeting_id=self.meeting_id, utterance_id=playing.utterance_id,
+            await self._outbox.send(
+                SpeechEnd(meeting_id=self._core.meeting_id, utterance_id=playing.utterance_id,
                           duration_ms=round(playing.sent_s * 1000))
             )
             # The last LEAD_S of it is still playing at the client: a barge-in may still cut it.
@@ -181,14 +197,14 @@ class VoiceOut(SessionBase):
             with contextlib.suppress(asyncio.CancelledError):
                 await task
         played = playing.played_s(time.monotonic())
-        await self._send(
+        await self._outbox.send(
             SpeechCancel(
-                meeting_id=self.meeting_id, utterance_id=playing.utterance_id, played_ms=round(played * 1000),
+                meeting_id=self._core.meeting_id, utterance_id=playing.utterance_id, played_ms=round(played * 1000),
                 reason=reason if reason in ("failed", "superseded") else "barge_in",  # type: ignore[arg-type]
             )
         )
         await self._record(playing, played, cut=True, reason=reason, **extra)
-        self._log.info("speech_cut", utterance_id=playing.utterance_id, played_ms=round(played * 1000), reason=reason)
+        self._core.log.info("speech_cut", utterance_id=playing.utterance_id, played_ms=round(played * 1000), reason=reason)
 
     async def _record(self, playing: _Playing, played_s: float, *, cut: bool, reason: str | None, **extra: object) -> None:
         said = said_until(playing.sentences, played_s)
@@ -197,7 +213,7 @@ class VoiceOut(SessionBase):
                 SpokenWindow(utterance_id=playing.utterance_id, text=said, start=playing.started,
                              end=playing.started + played_s)
             )
-        await self._audit(
+        await self._outbox.audit(
             AuditKind.speech, playing.utterance_id, said=said, played_ms=round(played_s * 1000),
             sent_ms=round(playing.sent_s * 1000), cut=cut, reason=reason, **extra,
         )
@@ -217,10 +233,10 @@ class VoiceOut(SessionBase):
     def _could_be_delegate(self, speaker: str) -> bool:
         """Whether a transcript's speaker label may be the delegate's own voice as a bot heard it."""
         said_by = speaker.strip().casefold()
-        own = {UNKNOWN_SPEAKER, self.principal.speaker_label, self.principal.name, *self.principal.aliases}
+        own = {UNKNOWN_SPEAKER, self._core.principal.speaker_label, self._core.principal.name, *self._core.principal.aliases}
         return said_by in {name.casefold() for name in own}
 
-    async def _stop_voice(self, reason: str) -> None:
+    async def stop(self, reason: str) -> None:
         """The meeting ends or is let go: stop speaking, record what was said, tell nobody."""
         warming, self._warming = self._warming, None
         if warming is not None and not warming.done():
@@ -245,11 +261,11 @@ class VoiceOut(SessionBase):
             return False
         if not final:
             return True
-        await self._audit(AuditKind.echo, self.state.last_id, text=text, of_utterance_id=echo.utterance_id, **where)
-        self._log.info("echo", of_utterance_id=echo.utterance_id)
+        await self._outbox.audit(AuditKind.echo, self._core.state.last_id, text=text, of_utterance_id=echo.utterance_id, **where)
+        self._core.log.info("echo", of_utterance_id=echo.utterance_id)
         return True
 
-    async def _typed_echo(self, message: UtteranceIn) -> bool:
+    async def typed_echo(self, message: UtteranceIn) -> bool:
         """A typed final that repeats what the delegate is saying or just said (a bot transcribing the meeting
         itself heard the delegate): heard now, as far as the server can tell. Only a turn the bot could have
         heard from the delegate counts: one it gave to the principal or to nobody. Another attendee's typed

@@ -224,7 +224,7 @@ async def test_a_failing_llm_keeps_the_embedded_action_and_decisions_go_on(
         await session.handle(
             UtteranceIn(type="utterance", id=1, speaker="Bob", text="Thanks, next item."), conn
         )
-        await wait_for(lambda: not session._refining and len(session.decisions) == 2)
+        await wait_for(lambda: not session.refining and len(session.decisions) == 2)
     assert [m.action.description for m in conn.actions()] == ["Send the release notes to everyone by Friday."]
     assert [d.utterance_id for d in session.decisions] == [0, 1]
     assert not any(SECRET in p for p in llm.prompts)
@@ -239,7 +239,7 @@ async def test_closing_drops_a_refinement_in_flight(store: SQLiteStore, llm: Scr
     await wait_for(lambda: len(llm.prompts) == 1)
     await session.close("ended")
     await asyncio.sleep(0.1)
-    assert not session._refining
+    assert not session.refining
     assert len(conn.actions()) == 1
     kinds = [e.kind for e in read_events(store.path, "m")]
     assert kinds[-1] == AuditKind.closed and kinds.count(AuditKind.action) == 1

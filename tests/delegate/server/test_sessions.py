@@ -156,7 +156,7 @@ def utt(uid: int, text: str, speaker: str = "Bob") -> UtteranceIn:
 async def settle(session: MeetingSession) -> None:
     for _ in range(200):
         await asyncio.sleep(0.005)
-        if session._pending is None or session._pending.done():
+        if session.decisions.settled:
             return
 
 
@@ -176,7 +176,7 @@ async def test_scripted_meeting_yields_one_decision_per_utterance_after_its_ack(
         *[AuditKind.utterance, AuditKind.decision] * 3,
         AuditKind.closed,
     ]
-    assert len(session.state) == 3 and session.decisions == conn.decisions()
+    assert len(session.state) == 3 and list(session.decisions) == conn.decisions()
 
 
 async def test_a_newer_utterance_drops_the_pending_decision(store: SQLiteStore) -> None:
