@@ -105,7 +105,9 @@ def ask(
     question: str,
     url: str = typer.Option("http://127.0.0.1:8000", help="The running server."),
     token: str = typer.Option(None, envvar="DELEGATE_TOKEN", help="Bearer token, when the server wants one."),
-    audience: str = typer.Option("principal", help="principal, or meeting (no private or personal notes)."),
+    audience: str = typer.Option(
+        "meeting", help="meeting (no private or personal notes), or principal (your private notes too)."
+    ),
 ) -> None:
     """Ask a running server a question about an open meeting; prints the answer and the turns it rests on."""
     import httpx

@@ -8,8 +8,9 @@ transcript can still be quoted:
 - A private item's *secret terms* are its words that nothing shareable carries (shareable items, intents,
   the principal's names). Its *distinctive* terms are the secret terms the transcript has not said either.
 - `private_name`: one distinctive name-like word (rare in English by `wordfreq`, as "Globex", or
-  capitalised inside a sentence and not very common, as "Petra"; not "December") is a leak, also spelled out ("G-L-O-B-E-X", "G l o b e x", "Glo-bex") or written in another script
-  (transliterated with `anyascii`).
+  capitalised inside a sentence and not very common, as "Petra"; not "December") is a leak, also spelled out ("G-L-O-B-E-X", "G l o b e x", "Glo-bex"), written in another script
+  (transliterated with `anyascii`) or disguised with look-alike letters ("Zanzibaг", "Ｇｌｏｂｅｘ":
+  `delegate.language.lookalikes`, Unicode's confusables data).
 - `private_number`: one distinctive number (>= 10, a decimal, or with a scale word) is a leak, in digits
   or in words, in English, French, Spanish, German, Italian, Portuguese or Dutch (`text2num`).
 - `private_words`: two distinctive ordinary words of one item (or its only one) are a leak.
@@ -34,6 +35,7 @@ from pydantic import BaseModel, ConfigDict
 from text_to_num import alpha2digit
 from wordfreq import zipf_frequency
 
+from delegate.language import lookalikes
 from delegate.language.text import STOPWORDS, cached_when_short, content_words, tokens
 from delegate.models import Decision, Profile, ProposedAction
 
@@ -82,16 +84,17 @@ class GuardVerdict(BaseModel):
 ALLOWED = GuardVerdict(allowed=True)
 
 
-_LOOKALIKES = str.maketrans(
-    "аеорсухіјѕԁԛԝАВЕКМНОРСТУХІЈЅαβεικνορτυχΑΒΕΗΙΚΜΝΟΡΤΥΧΖ",
-    "aeopcyxijsdqwABEKMHOPCTYXIJSabeikvoptuxABEHIKMNOPTYXZ",
-)
-"""Cyrillic and Greek letters that look Latin, read as the Latin letter they imitate ("Glоbех")."""
+def _readings(text: str) -> tuple[str, ...]:
+    """`text` in ASCII: transliterated ("Zürich" as "Zurich", "Глобекс" as "Globeks"), and, when that
+    differs, with look-alike letters as what they imitate ("Zanzibaг" as "Zanzibar", not "Zanzibag")."""
+    if text.isascii():
+        return (text,)
+    readings = (anyascii(text), anyascii(lookalikes.skeleton(text)))
+    return readings if readings[0] != readings[1] else readings[:1]
 
 
 def _fold(text: str) -> str:
-    # Other scripts and accents to ASCII: look-alike letters as what they imitate, "Zürich" as "Zurich".
-    return text if text.isascii() else anyascii(text.translate(_LOOKALIKES))
+    return "\n".join(_readings(text))
 
 
 @lru_cache(maxsize=65536)
@@ -142,13 +145,15 @@ def numbers(text: str) -> frozenset[float]:
 
 @cached_when_short
 def _words(text: str) -> tuple[frozenset[str], frozenset[str], str]:
-    """Lower-case words (spelled-out runs joined), stemmed content words, and the letters alone."""
-    folded = _fold(text)
-    raw = set(tokens(folded))
-    for m in _SPELLED.finditer(folded):
-        raw.add(re.sub(r"[^0-9a-z]", "", m.group(0).lower()))
-    squashed = re.sub(r"[^a-z]", "", folded.lower())
-    return frozenset(raw), content_words(folded), squashed
+    """Lower-case words (spelled-out runs joined), stemmed content words, and the letters alone (per reading)."""
+    readings = _readings(text)
+    raw: set[str] = set()
+    for reading in readings:
+        raw |= set(tokens(reading))
+        for m in _SPELLED.finditer(reading):
+            raw.add(re.sub(r"[^0-9a-z]", "", m.group(0).lower()))
+    squashed = " ".join(re.sub(r"[^a-z]", "", reading.lower()) for reading in readings)
+    return frozenset(raw), content_words("\n".join(readings)), squashed
 
 
 class _Text:
@@ -192,7 +197,7 @@ _PROPER = re.compile(r"(?<![.!?:;]\s)(?<!^)\b([A-Z][a-z]+(?:[A-Z][a-z]*)*)\b")
 
 def _proper_nouns(text: str) -> frozenset[str]:
     """Capitalised words inside a sentence ("with Petra Kowalczyk"): names, however common as words."""
-    found = {m.group(1).lower() for m in _PROPER.finditer(_fold(text).strip())}
+    found = {m.group(1).lower() for reading in _readings(text) for m in _PROPER.finditer(reading.strip())}
     return frozenset(
         w for w in found if len(w) >= MIN_RARE_CHARS and w not in STOPWORDS and zipf_frequency(w, "en") < NAME_ZIPF
     )
@@ -240,6 +245,7 @@ def warm_up() -> None:
     """Load the word frequencies now (seconds, once per process) rather than in the first check."""
     zipf_frequency("globex", "en")
     alpha2digit("forty two", "en")
+    lookalikes.warm_up()
 
 
 def check(

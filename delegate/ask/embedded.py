@@ -393,7 +393,7 @@ class EmbeddedAsker:
         meeting: MeetingState,
         question: str,
         principal: Profile | None = None,
-        audience: Audience = "principal",
+        audience: Audience = "meeting",
     ) -> Answer:
         started = time.perf_counter()
         kind = question_type(question)

@@ -238,8 +238,9 @@ class AskRequest(_Message):
     """`POST /v1/meetings/{id}/ask` body: a question about the meeting so far."""
 
     question: str = Field(min_length=1, max_length=2000)
-    audience: Audience = "principal"
-    """Who will read the answer: `meeting` keeps the principal's notes (and anything private) out of it."""
+    audience: Audience = "meeting"
+    """Who will read the answer. `meeting` (the default: a bot may relay it) keeps the principal's notes and
+    anything private out of it; only `principal` may have the private notes."""
 
 
 class Ask(AskRequest):

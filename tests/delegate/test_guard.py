@@ -138,3 +138,55 @@ def test_a_code_of_letters_and_digits_is_as_telling_as_a_name() -> None:
     assert guard.check("It is Zanzibar3.", coded, []).rule == "private_name"
     assert guard.check("Yes, it is Zanzibar3.", coded, guessed).rule == "confirmation"
     assert guard.check("Version 5.4 ships on Friday.", coded, guessed).allowed
+
+
+OFFSITE = Profile(
+    name="Dana Lee",
+    background=[
+        BackgroundItem(
+            context="if the offsite comes up",
+            information="The offsite is in Zanzibar, then Kumasi; nobody may know yet.",
+            shareable=False,
+        ),
+        BackgroundItem(context="if asked who plans it", information="Zoë Brandt plans the offsite in München."),
+    ],
+)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "The offsite is in Zanzibaг.",  # Cyrillic г (issue 27: it read as "Zanzibag")
+        "The offsite is in Zaոzibar.",  # Armenian ո (it read as "Zaozibar")
+        "The offsite is in Zаnzibar.",  # Cyrillic а
+        "The offsite is in ZANZІBAR.",  # Cyrillic І, whose prototype is that of "l", not "I"
+        "The offsite is in ΖΑΝΖΙΒΑR.",  # Greek capitals
+        "The offsite is in ZᎪNZIᏴᎪR.",  # Cherokee Ꭺ, Ᏼ
+        "The offsite is in Ｚａｎｚｉｂａｒ.",  # fullwidth
+        "The offsite is in Zan\u200bzi\u200dbar.",  # zero-width space and joiner
+        "The offsite is in 𝐙𝐚𝐧𝐳𝐢𝐛𝐚𝐫.",  # mathematical bold
+        "The offsite is in 𝔷𝔞𝔫𝔷𝔦𝔟𝔞𝔯.",  # mathematical fraktur
+        "The offsite is in 𝗓𝖺𝗇𝗓𝗂𝖻𝖺𝗋.",  # mathematical sans-serif
+        "Then Ku𝐦asi.",  # mathematical bold m, whose prototype is "rn"
+        "Then Kսmasi.",  # Armenian ս
+    ],
+)
+def test_a_private_name_in_look_alike_letters_is_caught(text: str) -> None:
+    verdict = guard.check(text, OFFSITE, [])
+    assert (verdict.allowed, verdict.rule, verdict.item) == (False, "private_name", 0)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Zoë Brandt plans the offsite in München.",
+        "Zoë und Käthe treffen sich am Donnerstag, das Büro in der Großstraße ist geöffnet.",
+        "Très bien, Zoë : la réunion est déplacée à jeudi, à côté de l'église.",
+        "Mañana revisamos el presupuesto con Zoë; Øresund e İstanbul quedan para después.",
+        "Привет, Зоя! Встреча в четверг, по плану.",
+        "Καλημέρα, η συνάντηση είναι την Πέμπτη.",
+        "Բարև, հանդիպումը հինգշաբթի է։",
+    ],
+)
+def test_ordinary_text_in_other_scripts_and_with_accents_is_not_taken_for_a_disguise(text: str) -> None:
+    assert guard.check(text, OFFSITE, ["Bob: Dana, who plans the offsite?"]).allowed

@@ -495,7 +495,7 @@ class MeetingSession:
                 asyncio.to_thread(self._asker.prepare, self.state), name=f"ask-index-{self.meeting_id}"
             )
 
-    async def ask(self, question: str, audience: Audience = "principal", ask_id: str | int | None = None) -> Answer:
+    async def ask(self, question: str, audience: Audience = "meeting", ask_id: str | int | None = None) -> Answer:
         """Answer a question about the meeting so far; the question and the answer are both audited.
 
         Not under the inbound lock: an LLM answer may take seconds, and utterances must not wait for it

@@ -191,6 +191,27 @@ async def test_feedback_frames_approve_edit_and_an_edit_that_leaks_is_refused(se
     assert not any("Globex" in json.dumps(e.payload) for e in events), "a refused edit's words are not recorded"
 
 
+async def test_an_edit_that_disguises_a_private_name_with_look_alike_letters_is_refused(server: LiveServer) -> None:
+    # Issue 27: Cyrillic г and Armenian ո were read as "g" and "o", and these edits went out as `edited`.
+    offsite = {"context": "if the offsite comes up", "information": "The offsite is in Zanzibar.", "shareable": False}
+    principal = {**ALICE, "background": [*ALICE["background"], offsite]}
+    ws = await start(server, "lookalike", principal=principal)
+    async with ws:
+        await held_speech(ws, server, "lookalike")
+        await send(ws, {"type": "feedback", "verdict": "approve", "utterance_id": 1, "text": "We meet in Zanzibaг."})
+        refused = await expect_error(ws, "private_text")
+        assert refused["utterance_id"] == 1
+        async with httpx.AsyncClient(base_url=server.url) as http:
+            r = await http.post(
+                "/v1/meetings/lookalike/speech/1", json={"verdict": "approve", "text": "The offsite: Zaոzibar."}
+            )
+            assert r.status_code == 422 and r.json()["code"] == "private_text"
+        await nothing_comes(ws)  # still pending: nothing went out
+    events = read_events(server.settings.db_path, "lookalike")
+    assert [e.utterance_id for e in events if e.kind == AuditKind.edit_refused] == [1, 1]
+    assert not any(e.kind == AuditKind.speech_resolved for e in events)
+
+
 async def test_with_approval_all_the_bot_gets_an_action_only_once_approved(server: LiveServer) -> None:
     ws = await start(server, "all", approval="all")
     async with ws, watch(server, "all") as events:

@@ -82,18 +82,43 @@ async def test_rest_ask_answers_from_the_session(server: LiveServer) -> None:
     assert AuditKind.ask in kinds and AuditKind.answer in kinds
 
 
+BUDGET_PRIVATE = {
+    **ALICE,
+    "background": [
+        *ALICE["background"],
+        {"context": "if the budget comes up", "information": "Our budget ceiling is 48000 euros", "shareable": False},
+    ],
+}
+
+
+async def test_an_ask_without_audience_is_answered_for_the_meeting_without_private_notes(server: LiveServer) -> None:
+    # Issue 27: a bot's `ask` without an audience got "Your notes: Our budget ceiling is 48000 euros".
+    question = "What is our budget ceiling for the vendor?"
+    ws = await open_ws(server, "ask-default")
+    await join(ws, principal=BUDGET_PRIVATE)
+    await say(ws, 0, "Bob", "We have to agree the budget ceiling for the vendor contract.")
+    await send(ws, {"type": "ask", "id": "bot", "question": question})
+    relayed = (await next_of(ws, "answer"))["answer"]
+    assert "48000" not in relayed["text"] and "notes" not in relayed["text"] and relayed["background_items"] == []
+    await send(ws, {"type": "ask", "id": "mine", "audience": "principal", "question": question})
+    mine = (await next_of(ws, "answer"))["answer"]
+    assert "48000" in mine["text"] and mine["background_items"] == [len(ALICE["background"])]
+    async with httpx.AsyncClient(base_url=server.url) as http:
+        r = await http.post("/v1/meetings/ask-default/ask", json={"question": question})
+        assert r.status_code == 200 and "48000" not in r.json()["text"]
+        r = await http.post("/v1/meetings/ask-default/ask", json={"question": question, "audience": "principal"})
+        assert r.status_code == 200 and "48000" in r.json()["text"]
+    await ws.close()
+    asks = [e.payload for e in read_events(server.settings.db_path, "ask-default") if e.kind is AuditKind.ask]
+    assert [a["audience"] for a in asks] == ["meeting", "principal", "meeting", "principal"]
+
+
 async def test_private_notes_answer_the_principal_but_are_not_audited(server: LiveServer) -> None:
-    principal = {
-        **ALICE,
-        "background": [
-            *ALICE["background"],
-            {"context": "if the budget comes up", "information": "Our budget ceiling is 48000 euros", "shareable": False},
-        ],
-    }
+    principal = BUDGET_PRIVATE
     ws = await open_ws(server, "ask-private")
     await join(ws, principal=principal)
     await say(ws, 0, "Bob", "We have to agree the budget ceiling for the vendor contract.")
-    await send(ws, {"type": "ask", "id": "mine", "question": "What is our budget ceiling for the vendor?"})
+    await send(ws, {"type": "ask", "id": "mine", "audience": "principal", "question": "What is our budget ceiling for the vendor?"})
     mine = (await next_of(ws, "answer"))["answer"]
     assert "48000" in mine["text"]
     await send(ws, {"type": "ask", "id": "shared", "audience": "meeting", "question": "What is our budget ceiling for the vendor?"})
