@@ -26,12 +26,17 @@ _ENGINE = typer.Option(None, "--engine", help=f"Decision engine: {', '.join(ENGI
 
 def _settings(**overrides: Any) -> Any:
     """Settings from the environment, with the command line's options on top."""
-    from delegate.config import Settings
+    from pydantic import ValidationError
+
+    from delegate.config import Settings, refused
 
     given = {k: v for k, v in overrides.items() if v is not None}
     if "db_path" not in given and "data_dir" in given:
         given["db_path"] = None  # follow the data directory given here, not one from the environment
-    return Settings(**given)
+    try:
+        return Settings(**given)
+    except ValidationError as e:
+        raise _fail(refused(e)) from None
 
 
 def _fail(message: str) -> typer.Exit:
@@ -65,19 +70,32 @@ def serve(
     """Run the WebSocket/REST service with uvicorn."""
     from delegate.server.app import run
 
-    if engine is not None and engine not in ENGINE_NAMES:
-        raise _fail(f"unknown engine {engine!r}; choose one of {', '.join(ENGINE_NAMES)}")
     run(host=host, port=port, settings=_settings(engine=engine, data_dir=data_dir, db_path=db))
 
 
 @app.command()
-def audit(meeting_id: str, data_dir: Path = _DATA_DIR, db: Path = _DB) -> None:
+def audit(
+    meeting_id: str,
+    data_dir: Path = _DATA_DIR,
+    db: Path = _DB,
+    token: str = typer.Option(None, "--token", help="The bearer token that created the meeting, when the server has tokens: each token's meeting ids are its own."),
+) -> None:
     """Print the audit log of one meeting: every utterance, decision and action."""
+    from delegate.server.auth import audit_id, fingerprint, owner_key
     from delegate.store import print_audit
 
     settings = _settings(data_dir=data_dir, db_path=db)
     # With DELEGATE_DATABASE_URL the log is in PostgreSQL, unless a SQLite file is named here.
-    print_audit(meeting_id, None if settings.database_url and db is None and data_dir is None else settings.db_path)
+    where = None if settings.database_url and db is None and data_dir is None else settings.db_path
+    if token is None:
+        hint = "with DELEGATE_API_TOKENS each token has its own meeting ids: add --token TOKEN, the one that created it"
+        print_audit(meeting_id, where, hint=hint)
+    elif where is not None and not where.exists():
+        print_audit(meeting_id, where)  # says there is no database, without making a key beside it
+    else:
+        # Where the server keeps this token's meeting: its id under the token's keyed fingerprint.
+        key = audit_id(fingerprint(token, owner_key(settings)), meeting_id)
+        print_audit(meeting_id, where, key=key, hint="none of this --token's")
 
 
 @app.command()
@@ -89,12 +107,16 @@ def listen(
     speak: Path = typer.Option(None, "--speak", dir_okay=False, help="Write here (WAV) the recording with the delegate's spoken replies in it, each where it would have started live (needs the voice extra)."),
 ) -> None:
     """Transcribe a recording and print the decisions as they would have happened live."""
+    from delegate.decide import check_engine
     from delegate.listen import ListenInputError, run_listen
 
-    if engine is not None and engine not in ENGINE_NAMES:
-        raise _fail(f"unknown engine {engine!r}; choose one of {', '.join(ENGINE_NAMES)}")
+    settings = _settings(engine=engine)
     try:
-        run_listen(audio, principal, settings=_settings(engine=engine), attendees=attendee or [], speak=speak)
+        check_engine(settings.engine, settings)  # before the recording is transcribed, not after
+    except ValueError as e:
+        raise _fail(str(e)) from e
+    try:
+        run_listen(audio, principal, settings=settings, attendees=attendee or [], speak=speak)
     except ListenInputError as e:
         raise _fail(str(e)) from e
 

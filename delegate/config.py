@@ -5,8 +5,12 @@ from __future__ import annotations
 from pathlib import Path
 
 import platformdirs
-from pydantic import AliasChoices, Field, SecretStr, model_validator
+from pydantic import AliasChoices, Field, SecretStr, ValidationError, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
+
+
+class ConfigError(ValueError):
+    """A setting that cannot work as given, said in one sentence (the command line prints it, no traceback)."""
 
 
 class Settings(BaseSettings):
@@ -114,6 +118,14 @@ class Settings(BaseSettings):
             data_dir = values.get("data_dir") or platformdirs.user_data_dir("meeting-delegate")
             values = {**values, "db_path": Path(str(data_dir)) / "audit.sqlite"}
         return values
+
+
+def refused(error: ValidationError) -> str:
+    """One line for settings that were refused: the first variable, and why."""
+    first = error.errors(include_url=False)[0]
+    name = str(first["loc"][0]) if first["loc"] else "settings"
+    variable = name if name.isupper() else f"DELEGATE_{name.upper()}"
+    return f"{variable}: {first['msg']}"
 
 
 def load_settings() -> Settings:

@@ -28,3 +28,14 @@ def build_engine(name: str, settings: Settings | None = None) -> Engine:
         local = LocalEngine()
         return HybridEngine(local, LLMEngine(settings, fallback=local))
     raise ValueError(f"unknown engine {name!r}; choose one of {', '.join(ENGINE_NAMES)}")
+
+
+def check_engine(name: str, settings: Settings) -> None:
+    """Raise now what building `name` would raise later, without loading a model: a missing extra
+    (ModuleNotFoundError, named by `delegate.extras`) or a setting it cannot work without (ConfigError)."""
+    if name not in ENGINE_NAMES:
+        raise ValueError(f"unknown engine {name!r}; choose one of {', '.join(ENGINE_NAMES)}")
+    if name != "local":
+        from delegate.llm.client import api_key
+
+        api_key(settings)

@@ -17,7 +17,7 @@ from openai import AsyncOpenAI
 from pydantic import BaseModel, ValidationError
 from structlog.typing import FilteringBoundLogger
 
-from delegate.config import Settings
+from delegate.config import ConfigError, Settings
 
 log = structlog.get_logger("delegate.llm")
 
@@ -39,17 +39,19 @@ class LLMFailure(Exception):
 
 def make_client(settings: Settings) -> AsyncOpenAI:
     """An async client for `settings.llm_base_url`; retries and timeouts are ours, so the client's are off."""
-    key = settings.llm_api_key.get_secret_value() if settings.llm_api_key else None
-    if key is None:
-        if settings.llm_base_url is None:
-            raise ValueError(
-                "an LLM engine needs OPENAI_API_KEY, or OPENAI_BASE_URL pointing at a local server"
-            )
-        # Servers without auth (vLLM, Ollama, llama.cpp) ignore the key, but the client insists on one.
-        key = "unused"
     return AsyncOpenAI(
-        base_url=settings.llm_base_url, api_key=key, max_retries=0, timeout=settings.llm_timeout_s
+        base_url=settings.llm_base_url, api_key=api_key(settings), max_retries=0, timeout=settings.llm_timeout_s
     )
+
+
+def api_key(settings: Settings) -> str:
+    """The key the client sends; ConfigError when there is none and no other endpoint is named."""
+    if settings.llm_api_key:  # an empty OPENAI_API_KEY is none
+        return settings.llm_api_key.get_secret_value()
+    if settings.llm_base_url is None:
+        raise ConfigError("an LLM engine needs OPENAI_API_KEY, or OPENAI_BASE_URL pointing at a local server")
+    # Servers without auth (vLLM, Ollama, llama.cpp) ignore the key, but the client insists on one.
+    return "unused"
 
 
 _FENCE = re.compile(r"^```(?:json)?\s*|\s*```$")

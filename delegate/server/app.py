@@ -13,7 +13,7 @@ import sys
 import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any, NoReturn
 
 import structlog
 import uvicorn
@@ -26,7 +26,7 @@ from delegate import __version__, guard
 from delegate.actions import ActionExtractor, Extractor
 from delegate.ask.embedded import Answer, Asker, EmbeddedAsker
 from delegate.config import Settings, load_settings
-from delegate.decide import build_engine
+from delegate.decide import build_engine, check_engine
 from delegate.decide.base import Engine
 from delegate.extras import EXTRA_OF_MODULE, MissingExtra
 from delegate.logs import configure_logging
@@ -61,6 +61,7 @@ from delegate.server.registry import MeetingSession, Sessions
 from delegate.server.speech_in import SpeechStreams
 from delegate.server.watch import Watcher
 from delegate.store import Store, open_store
+from delegate.store.lock import DatabaseInUse, DatabaseLock
 
 if TYPE_CHECKING:
     from delegate.llm.client import LLMClient
@@ -294,6 +295,9 @@ class _Askers:
 
 def create_app(settings: Settings | None = None) -> FastAPI:
     settings = settings or load_settings()
+    # Taken here, before anything loads, so that `run` refuses a second server in one line; a SQLite file
+    # is one server's, a PostgreSQL database any number's.
+    db_lock = None if settings.database_url else DatabaseLock(settings.db_path)
     metrics = Metrics()
     store = open_store(settings)
     engines = _Engines(settings)
@@ -328,24 +332,28 @@ def create_app(settings: Settings | None = None) -> FastAPI:
 
     @contextlib.asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
-        await store.start()
-        if hasattr(store, "on_lost"):
-            store.on_lost = sessions.lost
-        # The guard's word frequencies take seconds to load: not on the loop, not in a client's decision.
-        await asyncio.gather(engines(settings.engine), asyncio.to_thread(guard.warm_up))
-        reaper = asyncio.create_task(sessions.reap_forever(), name="session-reaper")
-        voice.start()  # loads while the first meetings start; their first reply waits for it if need be
-        log.info("server_started", db="postgresql" if settings.database_url else str(settings.db_path), auth=svc.auth.enabled, engine=settings.engine)
         try:
-            yield
+            await store.start()
+            if hasattr(store, "on_lost"):
+                store.on_lost = sessions.lost
+            # The guard's word frequencies take seconds to load: not on the loop, not in a client's decision.
+            await asyncio.gather(engines(settings.engine), asyncio.to_thread(guard.warm_up))
+            reaper = asyncio.create_task(sessions.reap_forever(), name="session-reaper")
+            voice.start()  # loads while the first meetings start; their first reply waits for it if need be
+            log.info("server_started", db="postgresql" if settings.database_url else str(settings.db_path), auth=svc.auth.enabled, engine=settings.engine)
+            try:
+                yield
+            finally:
+                reaper.cancel()
+                # Stopping ends no meeting: each resumes from its log, after a restart or on another process.
+                await sessions.suspend_all("server_stopped")
+                await extractors.aclose()
+                await askers.aclose()
+                await store.close()
+                log.info("server_stopped")
         finally:
-            reaper.cancel()
-            # Stopping ends no meeting: each resumes from its log, after a restart or on another process.
-            await sessions.suspend_all("server_stopped")
-            await extractors.aclose()
-            await askers.aclose()
-            await store.close()
-            log.info("server_stopped")
+            if db_lock is not None:
+                db_lock.release()  # a server started again in this process (a test's restart) may take it
 
     # Swagger UI and ReDoc assets come from the fastapi-offline package: `/docs` works with no CDN in reach.
     app: FastAPI = FastAPIOffline(title="Meeting Delegate", version=__version__, lifespan=lifespan)
@@ -676,17 +684,46 @@ class Server(uvicorn.Server):
 
 
 def run(host: str | None = None, port: int | None = None, settings: Settings | None = None) -> None:
-    """`python -m delegate serve`: refuses to listen beyond loopback unless tokens are configured."""
+    """`python -m delegate serve`: refuses to listen beyond loopback unless tokens are configured.
+
+    Every mistake found before uvicorn starts ends in one line on stderr and a non-zero exit."""
     settings = settings or load_settings()
     host = host or settings.host
     port = port or settings.port
     try:
         check_binding(host, Auth(settings.api_tokens, key=b""))  # only whether tokens exist matters here
-    except ValueError as e:
-        print(f"delegate: {e}", file=sys.stderr)
-        raise SystemExit(2) from e
+        check_engine(settings.engine, settings)
+    except ValueError as e:  # ConfigError among them
+        _exit(str(e), 2)
+    try:
+        sock = _listen(host, port)
+    except (OSError, OverflowError) as e:
+        _exit(f"cannot listen on {host}:{port}: {getattr(e, 'strerror', None) or e}", 1)
     configure_logging(settings.log_level, json=settings.log_json)
     # Long turns are analysed in worker threads; the event loop, which answers every other meeting,
     # gets the interpreter back after 1 ms of theirs rather than the default 5 ms.
     sys.setswitchinterval(SWITCH_INTERVAL_S)
-    Server(uvicorn_config(create_app(settings), settings, host, port)).run()
+    try:
+        app = create_app(settings)
+    except DatabaseInUse as e:
+        _exit(str(e), 1)
+    Server(uvicorn_config(app, settings, host, port)).run(sockets=[sock])
+
+
+def _listen(host: str, port: int) -> socket.socket:
+    """The server's socket, bound and listening before the app loads: uvicorn would bind only after the
+    app's start-up, and so log "startup complete" before failing on a port in use."""
+    sock = socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET)
+    try:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as uvicorn: restart through TIME_WAIT
+        sock.bind((host, port))
+        sock.listen(2048)  # uvicorn's default backlog
+    except BaseException:
+        sock.close()
+        raise
+    return sock
+
+
+def _exit(message: str, code: int) -> NoReturn:
+    print(f"delegate: {message}", file=sys.stderr)
+    raise SystemExit(code)

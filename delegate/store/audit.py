@@ -65,21 +65,25 @@ async def _postgres_events(url: str, meeting_id: str) -> list[AuditEvent]:
         await store.close()
 
 
-def print_audit(meeting_id: str, db: Path | None = None) -> None:
-    """`python -m delegate audit MEETING_ID`: the meeting's log, oldest first; exit 1 when there is none."""
+def print_audit(meeting_id: str, db: Path | None = None, *, key: str | None = None, hint: str = "") -> None:
+    """`python -m delegate audit MEETING_ID`: the meeting's log, oldest first; exit 1 when there is none.
+
+    `key`: where the meeting lives in the log when that is not its id (a tenant's, see `server.auth.audit_id`);
+    `hint`: said after "no events" when there are none."""
     settings = load_settings()
+    key = key or meeting_id
     if db is None and settings.database_url:
         where = "PostgreSQL"
-        events = asyncio.run(_postgres_events(settings.database_url, meeting_id))
+        events = asyncio.run(_postgres_events(settings.database_url, key))
     else:
         path = db if db is not None else settings.db_path
         where = str(path)
         if not path.exists():
             print(f"no audit database at {path}", file=sys.stderr)
             raise SystemExit(1)
-        events = read_events(path, meeting_id)
+        events = read_events(path, key)
     if not events:
-        print(f"no events for meeting {meeting_id!r} in {where}", file=sys.stderr)
+        print(f"no events for meeting {meeting_id!r} in {where}{f'; {hint}' if hint else ''}", file=sys.stderr)
         raise SystemExit(1)
     for event in events:
         print(format_event(event))

@@ -11,6 +11,7 @@ from benchmark.asr import AUDIO_FIXTURES
 from delegate.__main__ import app
 from delegate.config import Settings
 from delegate.store import AuditEvent, AuditKind, SQLiteStore
+from testkit.cluster import free_port
 
 runner = CliRunner()
 
@@ -100,3 +101,87 @@ def test_events_go_to_stderr_and_results_to_stdout(tmp_path):
     assert "response rate" in done.stdout
     assert "llm_fallback" in done.stderr and "llm_fallback" not in done.stdout
     assert "HTTP Request" not in done.stderr + done.stdout  # httpx request lines are off by default
+
+
+# Mistakes a new user makes: each ends in one clear line (at most 3 in all) and a non-zero exit, never a traceback.
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def run_cli(
+    *args: str, env: dict[str, str] | None = None, unset: tuple[str, ...] = (), without: tuple[str, ...] = ()
+) -> tuple[int, list[str]]:
+    """`python -m delegate ARGS` from this checkout, `unset` variables not set and `without` modules not
+    importable; (exit code, non-empty lines of stdout and stderr)."""
+    import os
+    import subprocess
+    import sys
+
+    code = (
+        "import runpy, sys\n"
+        f"for name in {list(without)!r}: sys.modules[name] = None\n"
+        "sys.argv = ['delegate', *sys.argv[1:]]\n"
+        "runpy.run_module('delegate', run_name='__main__', alter_sys=True)\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code, *args], cwd=REPO, capture_output=True, text=True, timeout=180, check=False,
+        env={k: v for k, v in os.environ.items() if k not in unset} | {"DELEGATE_VOICE": "false", **(env or {})},
+    )
+    return done.returncode, [line for line in (done.stdout + done.stderr).splitlines() if line.strip()]
+
+
+def assert_one_clear_line(code: int, lines: list[str], says: str) -> None:
+    assert code != 0 and len(lines) <= 3 and not any("Traceback" in line for line in lines), (code, lines)
+    assert says in " ".join(lines), lines
+
+
+def test_serve_with_an_llm_engine_without_the_llm_extra_names_it(tmp_path):
+    code, lines = run_cli("serve", "--engine", "llm", "--port", str(free_port()), "--data-dir", str(tmp_path), without=("openai",))
+    assert_one_clear_line(code, lines, "needs the llm extra: pip install 'meeting-delegate[llm]'")
+
+
+def test_listen_with_an_llm_engine_without_a_key_says_so_before_transcribing(tmp_path):
+    no_key = ("OPENAI_API_KEY", "DELEGATE_LLM_API_KEY", "OPENAI_BASE_URL", "DELEGATE_LLM_BASE_URL")
+    wav, profile = AUDIO_FIXTURES / "name_cue.wav", AUDIO_FIXTURES / "principal_sirui.json"
+    code, lines = run_cli("listen", str(wav), "--principal", str(profile), "--engine", "llm", unset=no_key)
+    assert_one_clear_line(code, lines, "an LLM engine needs OPENAI_API_KEY")
+
+
+def test_a_setting_that_is_not_valid_is_named(tmp_path):
+    code, lines = run_cli("serve", "--data-dir", str(tmp_path), env={"DELEGATE_PORT": "abc"})
+    assert_one_clear_line(code, lines, "DELEGATE_PORT: Input should be a valid integer")
+
+
+def test_serve_on_a_port_in_use_fails_before_starting_up(tmp_path):
+    import socket
+
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        code, lines = run_cli("serve", "--port", str(port), "--data-dir", str(tmp_path))
+    assert_one_clear_line(code, lines, f"cannot listen on 127.0.0.1:{port}")
+    assert not any("startup complete" in line for line in lines), lines
+
+
+def test_audit_of_a_tenant_meeting_needs_its_token_and_says_so(tmp_path):
+    import httpx
+
+    from testkit.live import ALICE, start_server
+
+    db = tmp_path / "audit.sqlite"
+    live = start_server(Settings(db_path=db, api_tokens="tok-a,tok-b", log_level="warning", voice=False))
+    try:
+        created = httpx.post(f"{live.url}/v1/meetings", json={"meeting_id": "standup", "principal": ALICE},
+                             headers={"Authorization": "Bearer tok-a"}, timeout=30)
+        assert created.status_code == 201, created.text
+    finally:
+        live.stop()
+
+    code, lines = run_cli("audit", "standup", "--db", str(db))
+    assert_one_clear_line(code, lines, "no events for meeting 'standup'")
+    assert "--token" in lines[-1]
+    code, lines = run_cli("audit", "standup", "--db", str(db), "--token", "tok-b")
+    assert_one_clear_line(code, lines, "no events for meeting 'standup'")
+    code, lines = run_cli("audit", "standup", "--db", str(db), "--token", "tok-a")
+    assert code == 0 and "meeting_created" in lines[0] and "Alice Smith" in lines[0], lines
