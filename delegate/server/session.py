@@ -333,11 +333,15 @@ class MeetingSession(AudioInput, ActionDesk, Decisions, VoiceOut):
             )
             # A client that lost its connection may have missed the decision on its latest utterance.
             # Decisions recorded from here on go to `conn` on their own, after the ack (sends are serialized).
-            # A held speech still pending goes out once settled.
-            missed = self.decisions[-1] if self.decisions else None
-            if missed is not None and missed.utterance_id != self.state.last_id:
-                missed = None
-            view = for_bot(missed, self.speech.get(missed.utterance_id)) if missed is not None else None
+            # A held speech still pending goes out once settled; one settled while the client was away, while the
+            # meeting only went on with backchannels or its asker, comes before the newer decisions.
+            latest = self.decisions[-1] if self.decisions else None
+            if latest is not None and latest.utterance_id != self.state.last_id:
+                latest = None
+            held = self._still_held()
+            earlier = self._decision_on(held.utterance_id) if held is not None else None
+            missed = {d.utterance_id: d for d in (earlier, latest) if d is not None}
+            views = [v for d in missed.values() if (v := for_bot(d, self.speech.get(d.utterance_id))) is not None]
             previous = self._attach(conn)
             self._voice_on = message.voice is not False and self._voice is not None
             if self._voice_on:
@@ -345,7 +349,7 @@ class MeetingSession(AudioInput, ActionDesk, Decisions, VoiceOut):
             await self._send(Ack(of="join", meeting_id=self.meeting_id, last_utterance_id=self.state.last_id))
             if message.voice and self._voice is None:
                 await self._send(ErrorMessage.of(ProtocolError(ErrorCode.voice_not_supported)))
-            if view is not None:
+            for view in views:
                 await self._release(*view, resumed=True)
         await self._retire(previous)
         self._log.info(
@@ -380,7 +384,7 @@ class MeetingSession(AudioInput, ActionDesk, Decisions, VoiceOut):
             utterance = message.utterance()
             await self.barge_in(by=utterance.speaker)  # someone else speaks: the delegate stops
             await self._settle_pending(reason="newer_utterance", newer=utterance.id)
-            await self._expire_speech("newer_utterance")
+            await self._floor_check(utterance)
             try:
                 await self._audit(
                     AuditKind.utterance, utterance.id, **utterance.model_dump(mode="json", exclude={"id"})

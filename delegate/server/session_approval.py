@@ -11,12 +11,13 @@ import asyncio
 import time
 from collections.abc import Awaitable, Callable
 
-from delegate.models import Decision, ProposedAction
+from delegate.models import Decision, ProposedAction, Utterance
 from delegate.server.approval import (
     HeldSpeech,
     bot_may_see,
     check_edit,
     expire,
+    floor_moved,
     for_bot,
     holds_speech,
     resolve,
@@ -70,7 +71,10 @@ class ApprovalDesk(SessionBase):
         return decision.spoke and holds_speech(self.approval)
 
     def _hold(self, decision: Decision, expires_at: float) -> HeldSpeech:
-        """Keep a recorded speech back for the principal, until their verdict, a newer utterance or the timeout."""
+        """Keep a recorded speech back for the principal, until their verdict, the floor moving on or the timeout.
+
+        An older speech still pending must have been settled first (`_supersede`): one is held at a time.
+        """
         held = HeldSpeech(
             utterance_id=decision.utterance_id,
             proposed=decision.speak,
@@ -100,12 +104,56 @@ class ApprovalDesk(SessionBase):
             timer.cancel()
 
     async def _expire_speech(self, reason: str) -> None:
-        """The conversation moved on (or the meeting ends): a pending speech will never be said."""
+        """The meeting ends or another process has it: a pending speech will never be said."""
         for held in [h for h in self.speech.values() if h.pending]:
             await self._settle_speech(expire(held, reason))
 
+    async def _supersede(self) -> None:
+        """The delegate would now say something newer: what it held before will not be said."""
+        await self._expire_speech("superseded")
+
+    async def _floor_check(self, newer: Utterance) -> None:
+        """Expire a pending speech that `newer` takes the floor from; keep it through backchannels and the
+        asker's own follow-up, so that the principal has time to decide."""
+        for held in [h for h in self.speech.values() if h.pending]:
+            cued_by = self._utterance(held.utterance_id)
+            reason = "floor_moved" if cued_by is None else floor_moved(cued_by, newer, self.principal)
+            if reason is not None:
+                await self._settle_speech(expire(held, reason))
+
+    def _utterance(self, utterance_id: int) -> Utterance | None:
+        return next((u for u in reversed(self.state.utterances) if u.id == utterance_id), None)
+
+    def _still_held(self) -> HeldSpeech | None:
+        """The latest held speech if no utterance since took the floor from it (settled or not): a client
+        that comes back may have missed its frame, sent after newer silent decisions."""
+        held = max(self.speech.values(), key=lambda h: h.utterance_id, default=None)
+        cued_by = self._utterance(held.utterance_id) if held is not None else None
+        if held is None or cued_by is None:
+            return None
+        for newer in reversed(self.state.utterances):
+            if newer.id <= held.utterance_id:
+                return held
+            if floor_moved(cued_by, newer, self.principal) is not None:
+                return None
+        return held
+
+    def _claim(self, settled: HeldSpeech) -> bool:
+        """Settle a speech in memory, with no await before: a verdict, the timer and a newer speech may race
+        for the same pending speech, and only the first settles it."""
+        current = self.speech.get(settled.utterance_id)
+        if current is None or not current.pending:
+            return False
+        self.speech[settled.utterance_id] = settled
+        return True
+
     async def _settle_speech(self, settled: HeldSpeech, **extra: object) -> None:
-        """Record a held speech's outcome, show it to the watchers, and tell the bot what it may now have."""
+        """Settle a pending speech (unless something else settled it first), then `_tell_settled`."""
+        if self._claim(settled):
+            await self._tell_settled(settled, **extra)
+
+    async def _tell_settled(self, settled: HeldSpeech, **extra: object) -> None:
+        """Record a claimed speech's outcome, show it to the watchers, and tell the bot what it may now have."""
         self._cancel_timer()
         await self._audit(
             AuditKind.speech_resolved,
@@ -115,7 +163,6 @@ class ApprovalDesk(SessionBase):
             reason=settled.reason,
             **extra,
         )
-        self.speech[settled.utterance_id] = settled
         self._publish(speech_event(self.meeting_id, settled))
         self._log.info("speech_resolved", utterance_id=settled.utterance_id, status=settled.status, reason=settled.reason)
         decision = self._decision_on(settled.utterance_id)
@@ -150,9 +197,11 @@ class ApprovalDesk(SessionBase):
                     await self._audit(AuditKind.edit_refused, utterance_id, detail=refused.detail, comment=comment)
                     raise
             settled = resolve(held, verdict, text)
+            if not self._claim(settled):  # settled since it was read: `resolve` says how (not_pending)
+                resolve(self.speech[utterance_id], verdict, text)
             if ack:
                 await self._send(Ack(of="feedback", meeting_id=self.meeting_id, utterance_id=utterance_id))
-            await self._settle_speech(settled, verdict=verdict, comment=comment)
+            await self._tell_settled(settled, verdict=verdict, comment=comment)
         return settled
 
     async def resolve_action(

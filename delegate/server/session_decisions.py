@@ -85,6 +85,7 @@ class Decisions(ApprovalDesk):
             DecisionMessage(meeting_id=self.meeting_id, decision=decision, approval="pending" if hold else "none")
         )
         if hold:
+            await self._supersede()
             self._hold(decision, expires_at)  # the bot hears of it once the principal approved, rejected, or it expired
         else:
             await self._release(decision)

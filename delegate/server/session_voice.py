@@ -216,9 +216,7 @@ class VoiceOut(SessionBase):
 
     def _could_be_delegate(self, speaker: str) -> bool:
         """Whether a transcript's speaker label may be the delegate's own voice as a bot heard it."""
-        said_by = speaker.strip().casefold()
-        own = {UNKNOWN_SPEAKER, self.principal.speaker_label, self.principal.name, *self.principal.aliases}
-        return said_by in {name.casefold() for name in own}
+        return speaker.strip().casefold() == UNKNOWN_SPEAKER or self.principal.is_speaker(speaker)
 
     async def _stop_voice(self, reason: str) -> None:
         """The meeting ends or is let go: stop speaking, record what was said, tell nobody."""
