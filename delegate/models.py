@@ -69,6 +69,11 @@ class Profile(BaseModel):
     def speaker_label(self) -> str:
         return self.label or self.name
 
+    def is_speaker(self, speaker: str) -> bool:
+        """Whether a transcript's speaker label is this person: their label, name or an alias."""
+        said_by = speaker.strip().casefold()
+        return any(said_by == n.casefold() for n in (self.speaker_label, self.name, *self.aliases))
+
 
 class Decision(BaseModel):
     """What the delegate decided after one utterance: speak (non-empty `speak`) or stay silent."""

@@ -2,7 +2,7 @@
 
 Pure rules, no I/O: the session keeps the held speeches, records each change, and sends what these rules
 allow. A held speech is `pending` until the principal approves it (`approved`, or `edited` with their own
-text), rejects it, or the conversation moves on (`expired`); only approved or edited text reaches the bot.
+text), rejects it, or the floor moves on (`expired`); only approved or edited text reaches the bot.
 """
 
 from __future__ import annotations
@@ -12,10 +12,14 @@ from collections.abc import Sequence
 from pydantic import BaseModel, ConfigDict
 
 from delegate import guard
-from delegate.models import Decision, Profile, ProposedAction
+from delegate.meeting import is_backchannel
+from delegate.models import UNKNOWN_SPEAKER, Decision, Profile, ProposedAction, Utterance
 from delegate.server.protocol import Approval, ApprovalStatus, ErrorCode, ProtocolError, SpeechStatus
 
-EXPIRY_REASONS = ("newer_utterance", "timeout", "taken_over", "meeting_ended")
+EXPIRY_REASONS = (
+    "floor_moved", "principal_spoke", "superseded", "timeout", "taken_over", "meeting_ended",
+    "newer_utterance",  # before issue 27.7 any newer utterance expired a held speech: still in older logs
+)
 
 
 class HeldSpeech(BaseModel):
@@ -77,6 +81,24 @@ def for_bot(decision: Decision, held: HeldSpeech | None) -> tuple[Decision, Appr
         case status:
             silent = {"speak": "", "used_background": [], "used_intents": [], "reason": _WITHHELD_REASON[status]}
             return decision.model_copy(update=silent), status
+
+
+def floor_moved(cued_by: Utterance, newer: Utterance, principal: Profile) -> str | None:
+    """Why `newer` ends a speech held on `cued_by` (an expiry reason), or None while the floor is still the principal's.
+
+    In a live meeting the next utterance comes within a second, long before the principal can decide: a
+    backchannel ("Mm-hmm.", "Okay.") or the asker going on ("I mean for the Berlin site.") leaves the
+    question with the principal. Another speaker's substantive turn takes the floor, and the principal
+    speaking answers for themselves.
+    """
+    if principal.is_speaker(newer.speaker):
+        return "principal_spoke"
+    if is_backchannel(newer.text):
+        return None
+    # Unlabelled speech may be anyone's: it cannot be told to be the asker's.
+    if newer.speaker == cued_by.speaker and newer.speaker != UNKNOWN_SPEAKER:
+        return None
+    return "floor_moved"
 
 
 def approval_of(held: HeldSpeech | None) -> ApprovalStatus:

@@ -390,7 +390,7 @@ class SpeechPending(_Message):
     utterance_id: int
     text: str
     expires_at: float
-    """Epoch seconds; a newer utterance expires it sooner."""
+    """Epoch seconds; the floor moving on expires it sooner."""
 
 
 class SpeechResolved(_Message):
@@ -400,7 +400,7 @@ class SpeechResolved(_Message):
     status: SpeechStatus
     text: str
     reason: str | None = None
-    """Why it expired: `newer_utterance`, `timeout`, `taken_over`, `meeting_ended`."""
+    """Why it expired: one of `approval.EXPIRY_REASONS`."""
 
 
 class MeetingEnded(_Message):

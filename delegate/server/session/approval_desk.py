@@ -10,8 +10,16 @@ from __future__ import annotations
 import asyncio
 import time
 
-from delegate.models import Decision
-from delegate.server.approval import HeldSpeech, check_edit, expire, for_bot, holds_speech, resolve
+from delegate.models import Decision, Utterance
+from delegate.server.approval import (
+    HeldSpeech,
+    check_edit,
+    expire,
+    floor_moved,
+    for_bot,
+    holds_speech,
+    resolve,
+)
 from delegate.server.protocol import Ack, Approval, ErrorCode, ProtocolError
 from delegate.server.session.core import MeetingCore
 from delegate.server.session.outbox import Outbox
@@ -51,7 +59,10 @@ class ApprovalDesk:
         return time.time() + self._timeout_s
 
     def hold(self, decision: Decision, expires_at: float) -> HeldSpeech:
-        """Keep a recorded speech back for the principal, until their verdict, a newer utterance or the timeout."""
+        """Keep a recorded speech back for the principal, until their verdict, the floor moving on or the timeout.
+
+        An older speech still pending must have been settled first (`supersede`): one is held at a time.
+        """
         held = HeldSpeech(
             utterance_id=decision.utterance_id,
             proposed=decision.speak,
@@ -81,12 +92,56 @@ class ApprovalDesk:
             timer.cancel()
 
     async def expire_all(self, reason: str) -> None:
-        """The conversation moved on (or the meeting ends): a pending speech will never be said."""
+        """The meeting ends or another process has it: a pending speech will never be said."""
         for held in [h for h in self.speech.values() if h.pending]:
             await self._settle_speech(expire(held, reason))
 
+    async def supersede(self) -> None:
+        """The delegate would now say something newer: what it held before will not be said."""
+        await self.expire_all("superseded")
+
+    async def floor_check(self, newer: Utterance) -> None:
+        """Expire a pending speech that `newer` takes the floor from; keep it through backchannels and the
+        asker's own follow-up, so that the principal has time to decide."""
+        for held in [h for h in self.speech.values() if h.pending]:
+            cued_by = self._utterance(held.utterance_id)
+            reason = "floor_moved" if cued_by is None else floor_moved(cued_by, newer, self._core.principal)
+            if reason is not None:
+                await self._settle_speech(expire(held, reason))
+
+    def _utterance(self, utterance_id: int) -> Utterance | None:
+        return next((u for u in reversed(self._core.state.utterances) if u.id == utterance_id), None)
+
+    def still_held(self) -> HeldSpeech | None:
+        """The latest held speech if no utterance since took the floor from it (settled or not): a client
+        that comes back may have missed its frame, sent after newer silent decisions."""
+        held = max(self.speech.values(), key=lambda h: h.utterance_id, default=None)
+        cued_by = self._utterance(held.utterance_id) if held is not None else None
+        if held is None or cued_by is None:
+            return None
+        for newer in reversed(self._core.state.utterances):
+            if newer.id <= held.utterance_id:
+                return held
+            if floor_moved(cued_by, newer, self._core.principal) is not None:
+                return None
+        return held
+
+    def _claim(self, settled: HeldSpeech) -> bool:
+        """Settle a speech in memory, with no await before: a verdict, the timer and a newer speech may race
+        for the same pending speech, and only the first settles it."""
+        current = self.speech.get(settled.utterance_id)
+        if current is None or not current.pending:
+            return False
+        self.speech[settled.utterance_id] = settled
+        return True
+
     async def _settle_speech(self, settled: HeldSpeech, **extra: object) -> None:
-        """Record a held speech's outcome, show it to the watchers, and tell the bot what it may now have."""
+        """Settle a pending speech (unless something else settled it first), then `_tell_settled`."""
+        if self._claim(settled):
+            await self._tell_settled(settled, **extra)
+
+    async def _tell_settled(self, settled: HeldSpeech, **extra: object) -> None:
+        """Record a claimed speech's outcome, show it to the watchers, and tell the bot what it may now have."""
         self.cancel_timer()
         await self._outbox.audit(
             AuditKind.speech_resolved,
@@ -96,15 +151,14 @@ class ApprovalDesk:
             reason=settled.reason,
             **extra,
         )
-        self.speech[settled.utterance_id] = settled
         self._outbox.publish(speech_event(self._core.meeting_id, settled))
         self._core.log.info("speech_resolved", utterance_id=settled.utterance_id, status=settled.status, reason=settled.reason)
-        decision = self._decision_on(settled.utterance_id)
+        decision = self.decision_on(settled.utterance_id)
         view = for_bot(decision, settled) if decision is not None else None
         if view is not None:
             await self._release(*view)
 
-    def _decision_on(self, utterance_id: int) -> Decision | None:
+    def decision_on(self, utterance_id: int) -> Decision | None:
         return next((d for d in reversed(self._decisions) if d.utterance_id == utterance_id), None)
 
     # --- the principal's verdicts -------------------------------------------------------------------
@@ -131,7 +185,9 @@ class ApprovalDesk:
                     await self._outbox.audit(AuditKind.edit_refused, utterance_id, detail=refused.detail, comment=comment)
                     raise
             settled = resolve(held, verdict, text)
+            if not self._claim(settled):  # settled since it was read: `resolve` says how (not_pending)
+                resolve(self.speech[utterance_id], verdict, text)
             if ack:
                 await self._outbox.send(Ack(of="feedback", meeting_id=self._core.meeting_id, utterance_id=utterance_id))
-            await self._settle_speech(settled, verdict=verdict, comment=comment)
+            await self._tell_settled(settled, verdict=verdict, comment=comment)
         return settled

@@ -130,6 +130,7 @@ class Decisions(Sequence[Decision]):
             DecisionMessage(meeting_id=self._core.meeting_id, decision=decision, approval="pending" if hold else "none")
         )
         if hold:
+            await self._desk.supersede()
             self._desk.hold(decision, expires_at)  # the bot hears of it once the principal approved, rejected, or it expired
         else:
             await self._release(decision)

@@ -374,17 +374,21 @@ class MeetingSession:
             )
             # A client that lost its connection may have missed the decision on its latest utterance.
             # Decisions recorded from here on go to `conn` on their own, after the ack (sends are serialized).
-            # A held speech still pending goes out once settled.
-            missed = self.decisions.last
-            if missed is not None and missed.utterance_id != self.state.last_id:
-                missed = None
-            view = for_bot(missed, self.speech.get(missed.utterance_id)) if missed is not None else None
+            # A held speech still pending goes out once settled; one settled while the client was away, while the
+            # meeting only went on with backchannels or its asker, comes before the newer decisions.
+            latest = self.decisions.last
+            if latest is not None and latest.utterance_id != self.state.last_id:
+                latest = None
+            held = self.approval_desk.still_held()
+            earlier = self.approval_desk.decision_on(held.utterance_id) if held is not None else None
+            missed = {d.utterance_id: d for d in (earlier, latest) if d is not None}
+            views = [v for d in missed.values() if (v := for_bot(d, self.speech.get(d.utterance_id))) is not None]
             previous = self.outbox.attach(conn)
             self.voice.join(message.voice)
             await self.outbox.send(Ack(of="join", meeting_id=self.meeting_id, last_utterance_id=self.state.last_id))
             if message.voice and not self.voice.available:
                 await self.outbox.send(ErrorMessage.of(ProtocolError(ErrorCode.voice_not_supported)))
-            if view is not None:
+            for view in views:
                 await self._release(*view, resumed=True)
         await self._retire(previous)
         self._log.info(
@@ -405,7 +409,7 @@ class MeetingSession:
             utterance = message.utterance()
             await self.voice.barge_in(by=utterance.speaker)  # someone else speaks: the delegate stops
             await self.decisions.settle_pending(reason="newer_utterance", newer=utterance.id)
-            await self.approval_desk.expire_all("newer_utterance")
+            await self.approval_desk.floor_check(utterance)
             try:
                 await self.outbox.audit(
                     AuditKind.utterance, utterance.id, **utterance.model_dump(mode="json", exclude={"id"})

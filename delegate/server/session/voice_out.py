@@ -232,9 +232,7 @@ class VoiceOut:
 
     def _could_be_delegate(self, speaker: str) -> bool:
         """Whether a transcript's speaker label may be the delegate's own voice as a bot heard it."""
-        said_by = speaker.strip().casefold()
-        own = {UNKNOWN_SPEAKER, self._core.principal.speaker_label, self._core.principal.name, *self._core.principal.aliases}
-        return said_by in {name.casefold() for name in own}
+        return speaker.strip().casefold() == UNKNOWN_SPEAKER or self._core.principal.is_speaker(speaker)
 
     async def stop(self, reason: str) -> None:
         """The meeting ends or is let go: stop speaking, record what was said, tell nobody."""

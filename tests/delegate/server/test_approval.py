@@ -11,6 +11,8 @@ import httpx
 import pytest
 from websockets.asyncio.client import ClientConnection
 
+from delegate.models import Profile, Utterance
+from delegate.server.approval import floor_moved
 from delegate.store import AuditKind, read_events
 from testkit.live import (
     ALICE,
@@ -125,7 +127,7 @@ async def test_a_rejected_speech_never_reaches_the_bot(server: LiveServer) -> No
     assert [(r["status"], r["comment"]) for r in resolutions(server, "reject")] == [("rejected", "not now")]
 
 
-async def test_a_newer_utterance_expires_the_pending_speech(server: LiveServer) -> None:
+async def test_another_speakers_turn_expires_the_pending_speech(server: LiveServer) -> None:
     ws = await start(server, "newer")
     async with ws:
         text = await held_speech(ws, server, "newer")
@@ -138,8 +140,113 @@ async def test_a_newer_utterance_expires_the_pending_speech(server: LiveServer) 
             late = await http.post("/v1/meetings/newer/speech/1", json={"verdict": "approve"})
         assert late.status_code == 409 and late.json()["code"] == "not_pending"
     assert resolutions(server, "newer") == [
-        {"utterance_id": 1, "status": "expired", "text": text, "reason": "newer_utterance"}
+        {"utterance_id": 1, "status": "expired", "text": text, "reason": "floor_moved"}
     ]
+
+
+@pytest.mark.parametrize(
+    ("asker", "speaker", "text", "reason"),
+    [
+        ("Bob", "Carol", "Mm-hmm.", None),
+        ("Bob", "Carol", "Okay, right.", None),
+        ("Bob", "Bob", "I mean for the Berlin site.", None),
+        ("Bob", "Carol", "I can answer that: it is late.", "floor_moved"),
+        ("Bob", "Alice", "Let me take this one.", "principal_spoke"),
+        ("Bob", "PERSON4", "Yeah.", "principal_spoke"),
+        ("unknown", "unknown", "I mean for the Berlin site.", "floor_moved"),  # anyone: not known to be the asker
+        ("unknown", "unknown", "Yeah.", None),
+    ],
+)
+def test_the_floor_moves_on_another_speakers_turn_or_the_principals(
+    asker: str, speaker: str, text: str, reason: str | None
+) -> None:
+    principal = Profile.model_validate({**ALICE, "label": "PERSON4"})
+    cued_by = Utterance(id=4, speaker=asker, text=ASKED)
+    assert floor_moved(cued_by, Utterance(id=5, speaker=speaker, text=text), principal) == reason
+
+
+async def silent_decision(ws: ClientConnection, uid: int, speaker: str, text: str) -> None:
+    """An utterance the bot hears nothing for but its ack and its own silent decision."""
+    await utter(ws, uid, speaker, text)
+    frame = await recv(ws)
+    assert frame["type"] == "decision" and frame["decision"]["utterance_id"] == uid, frame
+    assert frame["approval"] == "none" and not frame["decision"]["speak"], frame
+
+
+async def test_a_held_speech_outlasts_backchannels_and_the_askers_follow_up(server: LiveServer) -> None:
+    """In a live meeting the next utterance comes within a second: the principal needs longer to decide."""
+    ws = await start(server, "floor")
+    async with ws:
+        text = await held_speech(ws, server, "floor")
+        await silent_decision(ws, 2, "Carol", "Mm-hmm.")
+        await silent_decision(ws, 3, "Bob", "I mean for the Berlin site.")
+        await silent_decision(ws, 4, "Carol", "Okay.")
+        async with httpx.AsyncClient(base_url=server.url) as http:
+            r = await http.post("/v1/meetings/floor/speech/1", json={"verdict": "approve"})
+        assert r.status_code == 200 and r.json()["status"] == "approved", r.json()
+        frame = await recv(ws)
+        assert frame["type"] == "decision" and frame["approval"] == "approved" and not frame["resumed"]
+        assert frame["decision"]["utterance_id"] == 1 and frame["decision"]["speak"] == text
+    assert resolutions(server, "floor") == [
+        {"utterance_id": 1, "status": "approved", "text": text, "reason": None, "verdict": "approve", "comment": ""}
+    ]
+
+
+@pytest.mark.parametrize("speaker", ["Alice Smith", "alice", "PERSON4"])
+async def test_the_principal_speaking_expires_the_pending_speech(server: LiveServer, speaker: str) -> None:
+    meeting_id = f"own-{speaker.replace(' ', '-')}"
+    ws = await start(server, meeting_id, principal={**ALICE, "label": "PERSON4"})
+    async with ws:
+        text = await held_speech(ws, server, meeting_id)
+        await send(ws, {"type": "utterance", "id": 2, "speaker": speaker, "text": "Yeah."})
+        expired = await recv(ws)
+        assert expired["approval"] == "expired" and expired["decision"]["utterance_id"] == 1
+        assert not expired["decision"]["speak"]
+        assert (await recv(ws))["of"] == "utterance"
+    assert resolutions(server, meeting_id) == [
+        {"utterance_id": 1, "status": "expired", "text": text, "reason": "principal_spoke"}
+    ]
+
+
+async def test_a_newer_speech_supersedes_the_pending_one(server: LiveServer) -> None:
+    ws = await start(server, "twice")
+    async with ws, watch(server, "twice") as events:
+        await events.until("live")
+        text = await held_speech(ws, server, "twice")
+        await utter(ws, 2, "Bob", "Alice, and when does the database migration finish?")
+        expired = await recv(ws)  # the older one, silenced; the newer one waits for the principal
+        assert expired["approval"] == "expired" and expired["decision"]["utterance_id"] == 1
+        seen = await events.until("speech_pending", utterance_id=2)
+        assert [(e["utterance_id"], e["reason"]) for e in seen if e["type"] == "speech_resolved"] == [(1, "superseded")]
+        await nothing_comes(ws)
+        async with httpx.AsyncClient(base_url=server.url) as http:
+            late = await http.post("/v1/meetings/twice/speech/1", json={"verdict": "approve"})
+            assert late.status_code == 409
+            r = await http.post("/v1/meetings/twice/speech/2", json={"verdict": "approve"})
+            assert r.json()["status"] == "approved"
+        frame = await recv(ws)
+        assert frame["decision"]["utterance_id"] == 2 and frame["decision"]["speak"]
+    assert [(r["utterance_id"], r["status"], r["reason"]) for r in resolutions(server, "twice")] == [
+        (1, "expired", "superseded"), (2, "approved", None)
+    ]
+    assert resolutions(server, "twice")[0]["text"] == text
+
+
+async def test_a_speech_settled_while_the_bot_was_away_comes_on_its_return(server: LiveServer) -> None:
+    ws = await start(server, "away")
+    async with ws:
+        text = await held_speech(ws, server, "away")
+        await silent_decision(ws, 2, "Carol", "Right.")
+    async with httpx.AsyncClient(base_url=server.url) as http:
+        r = await http.post("/v1/meetings/away/speech/1", json={"verdict": "approve"})
+        assert r.json()["status"] == "approved"
+    async with await open_ws(server, "away") as ws:
+        await join(ws, principal=None, last_utterance_id=2, approval="speech")
+        missed = [await recv(ws), await recv(ws)]
+    assert [(f["decision"]["utterance_id"], f["approval"], f["resumed"]) for f in missed] == [
+        (1, "approved", True), (2, "none", True)
+    ]
+    assert missed[0]["decision"]["speak"] == text
 
 
 async def test_a_pending_speech_expires_after_the_timeout(make_server: Callable[..., LiveServer]) -> None:
@@ -154,6 +261,22 @@ async def test_a_pending_speech_expires_after_the_timeout(make_server: Callable[
         assert 0.3 < resolved_at(live, "timeout") - (pending["expires_at"] - 0.5) < 3
         frame = await recv(ws)
         assert frame["approval"] == "expired" and not frame["decision"]["speak"]
+
+
+async def test_a_speech_kept_through_a_backchannel_still_expires_on_the_timeout(
+    make_server: Callable[..., LiveServer],
+) -> None:
+    live = make_server(approval_timeout_s=1.0)
+    ws = await start(live, "kept")
+    async with ws, watch(live, "kept") as events:
+        await events.until("live")
+        await utter(ws, 1, "Bob", ASKED)
+        await events.until("speech_pending")
+        await silent_decision(ws, 2, "Carol", "Yeah.")
+        resolved = (await events.until("speech_resolved"))[-1]
+        assert resolved["utterance_id"] == 1 and resolved["reason"] == "timeout"
+        frame = await recv(ws)
+        assert frame["approval"] == "expired" and frame["decision"]["utterance_id"] == 1
 
 
 def resolved_at(live: LiveServer, meeting_id: str) -> float:

@@ -284,12 +284,12 @@ def test_console_briefs_watches_and_approves_a_meeting_in_a_real_browser(
         edited = bot.decision(3)
         assert edited["decision"]["speak"] == EDIT_OK and edited["approval"] == "edited"
 
-        # Expire: a newer utterance comes before the principal decides.
+        # Expire: another attendee takes the floor before the principal decides.
         bot.say(4, "Carol", "Alice, anything else on the database migration?")
         row_status(driver, 4, "pending")
         bot.say(5, "Bob", "Thanks all, see you next week.")
         row_status(driver, 4, "expired")
-        assert "moved on" in text_of(driver, "#row-4 .why", "why it expired")
+        assert "floor moved on to someone else" in text_of(driver, "#row-4 .why", "why it expired")
         assert not driver.find_elements(By.CSS_SELECTOR, "#row-4 .decide")
 
         bot.send({"type": "leave", "reason": "done"})

@@ -386,6 +386,9 @@
     sent: "Said",
   };
   const EXPIRED_BECAUSE = {
+    floor_moved: "Expired: the floor moved on to someone else before you decided.",
+    principal_spoke: "Expired: you spoke yourself.",
+    superseded: "Expired: a newer reply awaits you instead.",
     newer_utterance: "Expired: the meeting moved on before you decided.",
     timeout: "Expired: no answer in time.",
     taken_over: "Expired: another connection took the meeting over.",
