@@ -16,7 +16,7 @@ import json
 import time
 from collections import defaultdict
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import matplotlib
 import numpy as np
@@ -25,7 +25,9 @@ from pydantic import BaseModel, ConfigDict
 
 from benchmark.answer_judge import AnswerJudge, agreement, feature_matrix, held_out, load_graded
 from benchmark.scoring.data import BenchDataError, load
-from delegate.ask.embedded import Answer, EmbeddedAsker, QuestionType
+from delegate.ask import build_asker
+from delegate.ask.base import Answer, Asker
+from delegate.ask.embedded import QuestionType
 from delegate.config import Settings
 from delegate.meeting import MeetingState
 
@@ -35,9 +37,6 @@ import matplotlib.pyplot as plt  # noqa: E402
 PUBLISHED_FILE = "elitr-bench-qa_dev_st_gpt-4-eval.json"
 """Looked for beside `--questions`: the published models' answers and GPT-4 grades, for comparison."""
 LARGE_MODELS = ("GPT-4", "GPT-3.5")
-
-if TYPE_CHECKING:
-    from delegate.ask.llm import LLMAsker  # the llm extra: imported where an LLM asker is built
 
 
 class Question(BaseModel):
@@ -94,7 +93,7 @@ def published_means(path: Path, meetings: set[str]) -> dict[str, dict[str, float
 
 
 async def _answer_all(
-    questions: list[Question], meetings: dict[str, MeetingState], asker: EmbeddedAsker | LLMAsker
+    questions: list[Question], meetings: dict[str, MeetingState], asker: Asker
 ) -> tuple[list[tuple[Question, Answer, bool]], list[float]]:
     """Every answer (and whether it was its meeting's first question), and the CPU milliseconds each took:
     on a shared machine the wall-clock latency also counts the waits for a core."""
@@ -110,7 +109,7 @@ async def _answer_all(
     return out, cpu_ms
 
 
-def _meeting_states(data: Path, wanted: set[str], warm: EmbeddedAsker) -> dict[str, MeetingState]:
+def _meeting_states(data: Path, wanted: set[str], warm: Asker) -> dict[str, MeetingState]:
     states = {}
     for m in load(data):
         if m.meeting_id not in wanted:
@@ -234,14 +233,8 @@ def run_benchmark(
     data: Path, questions_file: Path, engine: str, judge: str, out: Path, settings: Settings
 ) -> dict[str, Any]:
     questions = load_questions(questions_file)
-    if engine == "local":
-        asker: EmbeddedAsker | LLMAsker = EmbeddedAsker()
-    else:
-        from delegate.ask.llm import build_asker  # the llm extra, only for --engine llm / hybrid
-
-        asker = build_asker(engine, settings)
-    embedded = asker if isinstance(asker, EmbeddedAsker) else asker.embedded
-    states = _meeting_states(data, {q.meeting_id for q in questions}, embedded)
+    asker = build_asker(engine, settings)  # an LLM one needs the llm extra
+    states = _meeting_states(data, {q.meeting_id for q in questions}, asker)
     present = [q for q in questions if q.meeting_id in states]
     rows, cpu_ms = asyncio.run(_answer_all(present, states, asker))
     grades = _grade_all_sync(rows, judge, settings)

@@ -72,7 +72,7 @@ def run_listen(
 
         with console.status("Loading the voice…"):
             synthesizer = load_synthesizer(settings.tts_voice)
-    voice = _Voice(synthesizer, settings.asr_silence_s) if synthesizer is not None else None
+    voice = _ReplyTrack(synthesizer, settings.asr_silence_s) if synthesizer is not None else None
     results = asyncio.run(_listen(audio, pcm, profile, settings, console, attendees or [], voice))
     if voice is not None and speak is not None:
         speak.write_bytes(voice.mix(pcm))
@@ -95,7 +95,7 @@ class PlacedReply:
         return len(self.audio) / SAMPLE_RATE
 
 
-class _Voice:
+class _ReplyTrack:
     """Voices the replies and places each where it would have started live.
 
     Live, a reply starts after the cue's end plus: the end-of-turn silence the recogniser waits for, the
@@ -147,7 +147,7 @@ async def _listen(
     settings: Settings,
     console: Console,
     attendees: list[str],
-    voice: _Voice | None = None,
+    voice: _ReplyTrack | None = None,
 ) -> list[tuple[Utterance, Decision]]:
     engine = build_engine(settings.engine, settings)
     with console.status("Loading the speech model…"):
@@ -184,7 +184,7 @@ async def _on_event(
     engine: Engine,
     profile: Profile,
     console: Console,
-    voice: _Voice | None,
+    voice: _ReplyTrack | None,
     recognition_s: float,
 ) -> list[tuple[Utterance, Decision]]:
     if not event.final:

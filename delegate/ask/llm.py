@@ -11,15 +11,8 @@ import time
 import structlog
 from pydantic import BaseModel, ConfigDict, Field
 
-from delegate.ask.embedded import (
-    NO_ANSWER,
-    WITHHELD,
-    Answer,
-    Audience,
-    EmbeddedAsker,
-    outbound_text,
-    question_type,
-)
+from delegate.ask.base import NO_ANSWER, WITHHELD, Answer, Audience
+from delegate.ask.embedded import EmbeddedAsker, outbound_text, question_type
 from delegate.ask.retrieval import Hit
 from delegate.config import Settings
 from delegate.language.text import MASK
@@ -162,12 +155,3 @@ class LLMAsker:
             engine=self.name,
             latency_ms=latency_ms,
         )
-
-
-def build_asker(name: str, settings: Settings, client: LLMClient | None = None) -> EmbeddedAsker | LLMAsker:
-    """The asker for an engine name (`local`, `llm`, `hybrid`); raises ValueError for another name."""
-    if name == "local":
-        return EmbeddedAsker()
-    if name in ("llm", "hybrid"):
-        return LLMAsker(settings, client=client, hybrid=name == "hybrid")
-    raise ValueError(f"unknown engine {name!r}; choose one of local, llm, hybrid")

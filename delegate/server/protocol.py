@@ -9,7 +9,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError, model_validator
 
-from delegate.ask.embedded import Answer, Audience
+from delegate.ask.base import Answer, Audience
 from delegate.extras import missing_extra
 from delegate.models import BackgroundItem, Decision, Profile, ProposedAction, Utterance, UtteranceId
 

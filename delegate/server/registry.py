@@ -11,7 +11,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 import structlog
 
 from delegate.actions import Extractor
-from delegate.ask.embedded import Asker
+from delegate.ask.base import Asker
 from delegate.decide.base import Engine
 from delegate.server.auth import audit_id, client_id
 from delegate.server.metrics import Metrics

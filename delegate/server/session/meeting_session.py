@@ -19,7 +19,8 @@ from types import TracebackType
 import structlog
 
 from delegate.actions import Extractor
-from delegate.ask.embedded import Answer, Asker, Audience, EmbeddedAsker
+from delegate.ask.base import Answer, Asker, Audience
+from delegate.ask.embedded import EmbeddedAsker
 from delegate.decide.base import Engine
 from delegate.meeting import MeetingState
 from delegate.models import Decision, Profile, ProposedAction

@@ -5,9 +5,8 @@ from __future__ import annotations
 import pytest
 
 from benchmark.scoring.data import FIXTURES, load
+from delegate.ask.base import NO_ANSWER, WITHHELD
 from delegate.ask.embedded import (
-    NO_ANSWER,
-    WITHHELD,
     EmbeddedAsker,
     QuestionType,
     outbound_text,
