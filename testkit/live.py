@@ -74,6 +74,12 @@ async def recv(ws: ClientConnection, timeout: float = 5.0) -> dict[str, Any]:
     return json.loads(await asyncio.wait_for(ws.recv(), timeout))
 
 
+async def frame(ws: ClientConnection, timeout: float = 10.0) -> dict[str, Any] | bytes:
+    """The next frame: JSON as a dict, binary (the delegate's speech) as bytes."""
+    data = await asyncio.wait_for(ws.recv(), timeout)
+    return data if isinstance(data, bytes) else json.loads(data)
+
+
 async def send(ws: ClientConnection, message: dict[str, Any]) -> None:
     await ws.send(json.dumps(message))
 

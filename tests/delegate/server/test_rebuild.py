@@ -16,7 +16,7 @@ from delegate.server.protocol import ErrorCode, Feedback, Join, Leave, MeetingSp
 from delegate.server.rebuild import rebuild
 from delegate.server.registry import Sessions
 from delegate.store import AuditEvent, AuditKind, SQLiteStore, read_events
-from tests.delegate.server.test_sessions import NamedEngine, Recorder
+from testkit.fakes import NamedEngine, Recorder
 
 DANA = Profile(
     name="Dana Smith",

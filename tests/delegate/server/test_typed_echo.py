@@ -9,8 +9,7 @@ import pytest
 
 from delegate.store import AuditKind, read_events
 from delegate.voice.stream import load_synthesizer
-from testkit.live import LiveServer, join, open_ws, send
-from tests.delegate.server.test_voice import frame
+from testkit.live import LiveServer, frame, join, open_ws, send
 
 DANA = {
     "name": "Dana Reyes",

@@ -16,7 +16,7 @@ from delegate.asr.whisper import SAMPLE_RATE, load_speech_model, read_audio
 from delegate.store import AuditKind, read_events
 from delegate.voice.pcm import pcm_to_float
 from delegate.voice.stream import load_synthesizer
-from testkit.live import LiveServer, join, open_ws, send
+from testkit.live import LiveServer, frame, join, open_ws, send
 
 CUE = "Alice, when does the database migration finish?"
 SIRUI = json.loads((AUDIO_FIXTURES / "principal_sirui.json").read_text())
@@ -26,11 +26,6 @@ SIRUI = json.loads((AUDIO_FIXTURES / "principal_sirui.json").read_text())
 def voiced(make_server: Any) -> LiveServer:
     load_synthesizer()  # the server shares this process's voice: load it outside the timed parts
     return make_server(voice=True)
-
-
-async def frame(ws: ClientConnection, timeout: float = 10.0) -> dict[str, Any] | bytes:
-    data = await asyncio.wait_for(ws.recv(), timeout)
-    return data if isinstance(data, bytes) else json.loads(data)
 
 
 async def until(ws: ClientConnection, kind: str, timeout: float = 20.0) -> tuple[list[bytes], dict[str, Any]]:
