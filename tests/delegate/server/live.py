@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import itertools
 import json
 import threading
 import time
@@ -52,8 +53,9 @@ class LiveServer:
         assert not self.thread.is_alive(), "server did not stop"
 
 
-def start_server(settings: Settings) -> LiveServer:
-    port = free_port()
+def start_server(settings: Settings, port: int | None = None) -> LiveServer:
+    """A server on `port` (None: a free one), once it accepts connections."""
+    port = port or free_port()
     server = Server(uvicorn_config(create_app(settings), settings, "127.0.0.1", port))
     thread = threading.Thread(target=server.run, name=f"uvicorn-{port}", daemon=True)
     thread.start()
@@ -63,6 +65,16 @@ def start_server(settings: Settings) -> LiveServer:
             raise RuntimeError("test server did not start")
         time.sleep(0.02)
     return LiveServer(settings, port, server, thread)
+
+
+async def ticks(period_s: float) -> AsyncIterator[int]:
+    """0, 1, 2, ... one every `period_s` of real time, as a bot sends live audio: a late tick makes the next
+    ones come sooner, not the stream longer."""
+    next_at = time.monotonic()
+    for i in itertools.count():
+        yield i
+        next_at += period_s
+        await asyncio.sleep(max(0.0, next_at - time.monotonic()))
 
 
 async def open_ws(live: LiveServer, meeting_id: str, token: str | None = None) -> ClientConnection:
