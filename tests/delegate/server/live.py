@@ -6,6 +6,7 @@ import asyncio
 import contextlib
 import itertools
 import json
+import socket
 import threading
 import time
 from collections.abc import AsyncIterator
@@ -16,7 +17,6 @@ import httpx
 import uvicorn
 from websockets.asyncio.client import ClientConnection, connect
 
-from benchmark.cluster import free_port
 from delegate.config import Settings
 from delegate.server.app import Server, create_app, uvicorn_config
 
@@ -54,10 +54,16 @@ class LiveServer:
 
 
 def start_server(settings: Settings, port: int | None = None) -> LiveServer:
-    """A server on `port` (None: a free one), once it accepts connections."""
-    port = port or free_port()
+    """A server on `port` (None: a free one), once it accepts connections.
+
+    The test binds the socket and hands it over: a port picked first and bound later could be taken
+    meanwhile by a server of another test worker."""
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # a restart on the port just given up
+    sock.bind(("127.0.0.1", port or 0))
+    port = sock.getsockname()[1]
     server = Server(uvicorn_config(create_app(settings), settings, "127.0.0.1", port))
-    thread = threading.Thread(target=server.run, name=f"uvicorn-{port}", daemon=True)
+    thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, name=f"uvicorn-{port}", daemon=True)
     thread.start()
     deadline = time.monotonic() + 30
     while not server.started:
