@@ -366,8 +366,18 @@ async def _warm_up(url: str, token: str, clip: Clip, voice: bool) -> None:
         for offset in range(0, len(pcm), 3200):
             await ws.send(pcm[offset : offset + 3200])
         await ws.send(json.dumps({"type": "audio_end"}))
-        await _next(ws, "audio_end", timeout=120)
-        if voice:  # the cue's reply spoken once (it follows the decision; given up on after a minute)
+        spoke = heard = False  # a decision to speak; its audio
+        async with asyncio.timeout(120):
+            while True:
+                frame = await ws.recv()
+                if isinstance(frame, bytes):
+                    heard = True
+                    continue
+                message = json.loads(frame)
+                spoke = spoke or (message["type"] == "decision" and bool(message["decision"].get("speak")))
+                if message["type"] == "error" or (message["type"] == "ack" and message.get("of") == "audio_end"):
+                    break
+        if voice and spoke and not heard:  # the reply spoken once (given up on after a minute)
             with contextlib.suppress(TimeoutError):
                 async with asyncio.timeout(60):
                     while not isinstance(await ws.recv(), bytes):

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import itertools
 import json
+import socket
 import threading
 import time
 from collections.abc import AsyncIterator
@@ -17,7 +19,6 @@ from websockets.asyncio.client import ClientConnection, connect
 
 from delegate.config import Settings
 from delegate.server.app import Server, create_app, uvicorn_config
-from testkit.cluster import free_port
 
 ALICE = {
     "name": "Alice Smith",
@@ -52,10 +53,17 @@ class LiveServer:
         assert not self.thread.is_alive(), "server did not stop"
 
 
-def start_server(settings: Settings) -> LiveServer:
-    port = free_port()
+def start_server(settings: Settings, port: int | None = None) -> LiveServer:
+    """A server on `port` (None: a free one), once it accepts connections.
+
+    The test binds the socket and hands it over: a port picked first and bound later could be taken
+    meanwhile by a server of another test worker."""
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # a restart on the port just given up
+    sock.bind(("127.0.0.1", port or 0))
+    port = sock.getsockname()[1]
     server = Server(uvicorn_config(create_app(settings), settings, "127.0.0.1", port))
-    thread = threading.Thread(target=server.run, name=f"uvicorn-{port}", daemon=True)
+    thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, name=f"uvicorn-{port}", daemon=True)
     thread.start()
     deadline = time.monotonic() + 30
     while not server.started:
@@ -63,6 +71,16 @@ def start_server(settings: Settings) -> LiveServer:
             raise RuntimeError("test server did not start")
         time.sleep(0.02)
     return LiveServer(settings, port, server, thread)
+
+
+async def ticks(period_s: float) -> AsyncIterator[int]:
+    """0, 1, 2, ... one every `period_s` of real time, as a bot sends live audio: a late tick makes the next
+    ones come sooner, not the stream longer."""
+    next_at = time.monotonic()
+    for i in itertools.count():
+        yield i
+        next_at += period_s
+        await asyncio.sleep(max(0.0, next_at - time.monotonic()))
 
 
 async def open_ws(live: LiveServer, meeting_id: str, token: str | None = None) -> ClientConnection:

@@ -56,7 +56,8 @@ def test_short_run_against_a_server_it_starts(meeting_file: Path, tmp_path: Path
     assert figures["errors"] == 0, figures["error_codes"]
     # 3 meetings x 2/s x 2 s: every utterance answered, latencies ordered, memory read from the server.
     assert figures["decisions"] + figures["dropped"] == report.utterances_sent >= 9
-    assert 0 < figures["p50_ms"] <= figures["p95_ms"] <= figures["p99_ms"] < 5000
+    # How long they took is the figure the benchmark prints, not a bound: it depends on the machine's load.
+    assert 0 < figures["p50_ms"] <= figures["p95_ms"] <= figures["p99_ms"]
     assert figures["throughput_per_s"] > 0
     assert 20 < figures["server_rss_mb"] < 4096
 

@@ -30,7 +30,8 @@ def test_a_meeting_past_capacity_is_refused_and_the_other_is_heard(tmp_path: Pat
     # The meeting heard: both turns of the clip got their final, each after its speech ended.
     assert figures["turns"] == 2 and figures["finals_lost"] == 0
     latency = figures["final_latency_s"]
-    assert latency["n"] == 2 and 0.5 <= latency["p50"] <= latency["p95"] <= latency["max"] < 10
+    # No final before its turn's 0.5 s of closing silence; how much later is the figure, not a bound.
+    assert latency["n"] == 2 and 0.5 <= latency["p50"] <= latency["p95"] <= latency["max"]
     assert figures["voice_to_voice_s"] is None and figures["replies_missed"] is None
     assert figures["errors"] == {}
     assert figures["server_rss_mb"] > 0 and figures["server_cpu_pct"] > 0
@@ -48,8 +49,9 @@ def test_both_cues_get_a_spoken_reply_timed_from_the_end_of_their_speech(tmp_pat
     assert report.voice_to_voice_implicit_s is not None and report.voice_to_voice_implicit_s.n == 1
     both = report.voice_to_voice_s
     assert both is not None and both.n == 2
-    # The reply cannot start before the recogniser's 0.5 s of end-of-turn silence has passed.
-    assert 0.5 < both.p50 <= both.max < 15  # type: ignore[operator]
+    # The reply cannot start before the recogniser's 0.5 s of end-of-turn silence has passed (how much
+    # later depends on the machine's load: the figure the benchmark prints, not a bound).
+    assert 0.5 < both.p50 <= both.max  # type: ignore[operator]
     assert report.final_latency_s.n == 6 and report.errors == {}
 
 

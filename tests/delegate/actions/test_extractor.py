@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -278,20 +280,42 @@ def test_a_stuttered_trigger_still_finds_the_commitment() -> None:
     assert ex.actions[1].description.startswith("Ask [PERSON9] about the money")
 
 
-def test_long_unpunctuated_turns_cost_linear_time() -> None:
-    import time
+def test_long_unpunctuated_turns_cost_linear_time(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Counted, not timed: the characters the trigger patterns are handed, every search of every sentence.
+    A turn is cut into sentences of at most MAX_SENTENCE characters, so ten times the words is ten times
+    the searching; one unbounded sentence would make each of its many matches search the rest of it again."""
+    from delegate.actions import detect as detect_module
+    from delegate.actions.describe import MAX_SENTENCE, overlapping
 
-    def cost(n: int) -> float:
+    searched: list[int] = []
+    longest: list[int] = []
+
+    class Counted:
+        def __init__(self, pattern: re.Pattern[str]) -> None:
+            self.pattern = pattern
+
+        def search(self, text: str, pos: int = 0) -> re.Match[str] | None:
+            searched.append(len(text) - pos)
+            return self.pattern.search(text, pos)
+
+    def counted(pattern: re.Pattern[str], text: str) -> Iterator[re.Match[str]]:
+        longest.append(len(text))
+        return overlapping(Counted(pattern), text)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(detect_module, "overlapping", counted)
+
+    def cost(n: int) -> tuple[int, int]:
         text = "And Dana and Kwame and " * n + "I will send the report to [PERSON2] and " * n + "uh, " * n
         meeting = MeetingState(meeting_id="m")
-        ex = ActionExtractor()
         meeting.add(Utterance(id=0, speaker="PERSON1", text=text))
-        start = time.perf_counter()
-        ex.observe(meeting)
-        return time.perf_counter() - start
+        searched.clear()
+        ActionExtractor().observe(meeting)
+        return len(text), sum(searched)
 
-    cost(50)  # warm caches
-    assert cost(2000) < 40 * cost(200) + 0.05
+    short, short_work = cost(200)
+    long, long_work = cost(2000)
+    assert max(longest) <= MAX_SENTENCE
+    assert long_work / long < 1.1 * short_work / short, (short_work, long_work)
 
 
 def test_a_pronoun_resolves_to_an_earlier_sentence_of_the_same_turn() -> None:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import time
 from collections.abc import Iterator
 
 import pytest
@@ -149,15 +148,14 @@ async def test_the_llm_hears_only_candidate_utterances(server: ScriptedOpenAI) -
 async def test_a_dead_endpoint_leaves_the_gate_decisions(server: ScriptedOpenAI) -> None:
     gate = await gate_decisions()
     engine = hybrid_for(scripted_settings(closed_port_url(), llm_timeout_s=0.3))
-    t0 = time.perf_counter()
     decisions = await replay(engine)
-    elapsed = time.perf_counter() - t0
 
     assert [(d.utterance_id, d.speak, d.scenario) for d in decisions] == [
         (g.utterance_id, g.speak, g.scenario) for g in gate
     ]
     assert engine.fallbacks == engine.calls == sum(is_candidate(g, sure_from=SURE_FROM) for g in gate)
-    assert elapsed < 0.3 * engine.calls + 0.5
+    # Each call: its request and the one retry, refused at once; the budget is test_llm.py's to check.
+    assert engine.requests == 2 * engine.calls
     assert all(
         d.reason.startswith("llm fallback (connection)")
         for d, g in zip(decisions, gate, strict=True)

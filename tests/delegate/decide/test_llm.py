@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import json
-import time
 from collections.abc import Iterator
+from types import SimpleNamespace
+from typing import Any
 
 import pytest
 
@@ -12,7 +13,7 @@ from delegate import guard
 from delegate.config import Settings
 from delegate.decide.llm import THOUGHTS_WITHHELD, LLMEngine
 from delegate.decide.local import LocalEngine
-from delegate.llm.client import make_client
+from delegate.llm.client import CANCEL_MARGIN_S, make_client
 from delegate.llm.prompts import approx_tokens
 from delegate.meeting import MeetingState
 from delegate.models import BackgroundItem, Profile, Scenario, Utterance
@@ -170,37 +171,87 @@ async def test_a_retry_recovers_from_one_failure(server: ScriptedOpenAI) -> None
     await engine.aclose()
 
 
-async def test_a_slow_answer_falls_back_within_the_budget(server: ScriptedOpenAI) -> None:
+class Clock:
+    """The engine's clock, read by it and moved by the test: a budget is checked by what the engine asks
+    for, not by how long a busy machine took."""
+
+    def __init__(self) -> None:
+        self.now = 100.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+@pytest.fixture
+def llm_calls(monkeypatch: pytest.MonkeyPatch) -> tuple[Clock, list[float]]:
+    """The engine on a test clock; every LLM call's budget is recorded, and the clock moves on by it when
+    the call fails (it waited all of it)."""
+    from delegate.decide import llm
+    from delegate.llm import client
+
+    clock = Clock()
+    budgets: list[float] = []
+    real = llm.chat_json
+
+    async def chat_json(*args: Any, budget_s: float, **kwargs: Any) -> Any:
+        budgets.append(budget_s)
+        try:
+            return await real(*args, budget_s=budget_s, **kwargs)
+        except llm.LLMFailure:
+            clock.now += budget_s
+            raise
+
+    monkeypatch.setattr(llm, "time", SimpleNamespace(perf_counter=clock))
+    monkeypatch.setattr(client, "time", SimpleNamespace(perf_counter=clock))  # the call's budget is read there
+    monkeypatch.setattr(llm, "chat_json", chat_json)
+    return clock, budgets
+
+
+async def test_a_slow_answer_falls_back_within_the_budget(
+    server: ScriptedOpenAI, llm_calls: tuple[Clock, list[float]]
+) -> None:
+    clock, budgets = llm_calls
     server.reset(lambda prompt: Reply(content=engage("Too late."), delay_s=3.0))
     engine = LLMEngine(
         scripted_settings(server.base_url, llm_timeout_s=0.4, llm_retries=2), fallback=LocalEngine()
     )
     meeting = meeting_of(TIMELINE)
 
-    t0 = time.perf_counter()
     decision = await engine.decide(meeting, PRINCIPAL)
-    elapsed = time.perf_counter() - t0
 
-    # It waited for the LLM almost all of the budget (a few ms are kept back for unwinding), no longer.
-    assert 0.3 <= elapsed < 0.4 + 0.25
+    # It gave the LLM almost all of the budget (a few ms are kept back for unwinding), no more, and one
+    # request: a retry would not fit. The answer, 3 s away, was not waited for.
+    assert budgets == [pytest.approx(0.4 - CANCEL_MARGIN_S)] and engine.requests == 1
     assert decision.reason.startswith("llm fallback (timeout)")
     assert decision.speak == (await local_decision(meeting)).speak
-    assert 0.3 * 1000 <= decision.latency_ms < (0.4 + 0.25) * 1000
+    assert decision.latency_ms == pytest.approx(budgets[0] * 1000)
+
+    # Time the embedded engine spent deciding comes out of the LLM's share.
+    real_decide = engine.fallback.decide
+
+    async def slow_decide(*args: Any) -> Any:
+        clock.now += 0.1
+        return await real_decide(*args)
+
+    engine.fallback.decide = slow_decide  # type: ignore[method-assign]
+    await engine.decide(meeting, PRINCIPAL)
+    assert budgets[1] == pytest.approx(0.4 - 0.1 - CANCEL_MARGIN_S)
     await engine.aclose()
 
 
-async def test_a_dead_endpoint_loses_no_decision() -> None:
+async def test_a_dead_endpoint_loses_no_decision(llm_calls: tuple[Clock, list[float]]) -> None:
+    _, budgets = llm_calls
     engine = LLMEngine(
         scripted_settings(closed_port_url(), llm_timeout_s=0.5, llm_retries=2), fallback=LocalEngine()
     )
     meeting = meeting_of([])
     for i, (speaker, text) in enumerate(TIMELINE):
         meeting.add(Utterance(id=i, speaker=speaker, text=text))
-        t0 = time.perf_counter()
         decision = await engine.decide(meeting, PRINCIPAL)
-        assert time.perf_counter() - t0 < 0.5 + 0.1
         assert decision.utterance_id == i
         assert decision.reason.startswith("llm fallback (connection)")
+    # Each decision's three attempts shared one budget, within the decision's.
+    assert budgets == [pytest.approx(0.5 - CANCEL_MARGIN_S)] * len(TIMELINE)
     assert (engine.decisions, engine.calls, engine.fallbacks) == (5, 5, 5)
     assert engine.requests == 15
     await engine.aclose()

@@ -12,7 +12,6 @@ from __future__ import annotations
 import contextlib
 import json
 import threading
-import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -21,9 +20,8 @@ import httpx
 import pytest
 from websockets.sync.client import ClientConnection, connect
 
-from delegate.server.app import Server, create_app, uvicorn_config
 from testkit.browser import NO_BROWSER, available, headless_chromium
-from testkit.live import LiveServer
+from testkit.live import LiveServer, start_server
 
 webdriver = pytest.importorskip("selenium.webdriver", reason="selenium is not installed (the dev extra has it)")
 from selenium.common.exceptions import StaleElementReferenceException, TimeoutException  # noqa: E402
@@ -72,15 +70,11 @@ class Bot:
         self.ws.send(json.dumps(frame))
 
     def wait_for(self, what: Callable[[dict[str, Any]], bool], timeout: float = WAIT_S) -> dict[str, Any]:
-        deadline = time.monotonic() + timeout
         with self._seen:
-            while True:
-                found = next((f for f in self.frames if what(f)), None)
-                if found is not None:
-                    return found
-                left = deadline - time.monotonic()
-                assert left > 0, f"the bot never received it; it got {self.frames}"
-                self._seen.wait(left)
+            self._seen.wait_for(lambda: any(what(f) for f in self.frames), timeout)
+            found = next((f for f in self.frames if what(f)), None)
+        assert found is not None, f"the bot never received it; it got {self.frames}"
+        return found
 
     def say(self, uid: int, speaker: str, text: str) -> None:
         self.send({"type": "utterance", "id": uid, "speaker": speaker, "text": text})
@@ -339,14 +333,7 @@ def test_console_briefs_watches_and_approves_a_meeting_in_a_real_browser(
 def restart(live: LiveServer) -> LiveServer:
     """The same server again, on the same port and audit log, as after a deploy."""
     live.stop()
-    server = Server(uvicorn_config(create_app(live.settings), live.settings, "127.0.0.1", live.port))
-    thread = threading.Thread(target=server.run, name=f"uvicorn-{live.port}", daemon=True)
-    thread.start()
-    deadline = time.monotonic() + WAIT_S
-    while not server.started:
-        assert thread.is_alive() and time.monotonic() < deadline, "the server did not start again"
-        time.sleep(0.05)
-    return LiveServer(live.settings, live.port, server, thread)
+    return start_server(live.settings, live.port)
 
 
 def test_console_without_tokens_asks_for_none_and_follows_the_meeting_across_a_restart(

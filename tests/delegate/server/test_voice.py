@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import time
 from typing import Any
 
 import pytest
@@ -13,12 +12,14 @@ from websockets.asyncio.client import ClientConnection
 from benchmark.asr import AUDIO_FIXTURES
 from benchmark.intelligibility import normalise, wer
 from delegate.asr.whisper import SAMPLE_RATE, load_speech_model, read_audio
+from delegate.server.session.voice_out import CHUNK_S, LEAD_S
 from delegate.store import AuditKind, read_events
 from delegate.voice.pcm import pcm_to_float
 from delegate.voice.stream import load_synthesizer
-from testkit.live import LiveServer, frame, join, open_ws, send
+from testkit.live import LiveServer, frame, join, open_ws, send, ticks
 
 CUE = "Alice, when does the database migration finish?"
+BYTES_PER_S = 22050 * 2  # the voice's 16-bit PCM
 SIRUI = json.loads((AUDIO_FIXTURES / "principal_sirui.json").read_text())
 
 
@@ -41,12 +42,12 @@ async def until(ws: ClientConnection, kind: str, timeout: float = 20.0) -> tuple
 
 async def speech_events(server: LiveServer, meeting_id: str) -> list[dict[str, Any]]:
     """The meeting's `speech` audit events, once there is one (a reply is recorded once its last audio played)."""
-    deadline = time.monotonic() + 5
-    while True:
+    for _ in range(100):  # 5 s at most
         said = [e.payload for e in read_events(server.settings.db_path, meeting_id) if e.kind == AuditKind.speech]
-        if said or time.monotonic() > deadline:
-            return said
+        if said:
+            break
         await asyncio.sleep(0.05)
+    return said
 
 
 async def test_a_spoken_reply_comes_as_speech_start_pcm_and_speech_end(voiced: LiveServer) -> None:
@@ -102,26 +103,23 @@ async def test_someone_speaking_cuts_the_reply_where_it_was_heard(voiced: LiveSe
         await join(ws)
         await send(ws, {"type": "utterance", "id": 0, "speaker": "Bob", "text": CUE})
         await until(ws, "speech_start")
-        first = await frame(ws)
-        assert isinstance(first, bytes)
-        began = time.monotonic()
-        received = len(first)
-        while time.monotonic() - began < 1.0:
+        received = 0
+        while received < 1.4 * BYTES_PER_S:  # about a second played: the server sends LEAD_S ahead
             f = await frame(ws)
             assert isinstance(f, bytes)
             received += len(f)
         await send(ws, {"type": "utterance", "id": 1, "speaker": "Carol", "text": "Sorry, one more thing on that."})
-        interrupted = time.monotonic() - began
+        heard = received
         late, cancel = await until(ws, "speech_cancel")
         received += sum(map(len, late))
         # Nothing more of it afterwards: the next frames are the new utterance's ack and decision.
         after = [await frame(ws) for _ in range(2)]
     assert [f["type"] for f in after if isinstance(f, dict)] == ["ack", "decision"], after
-    received_ms = received / 2 / 22050 * 1000
     assert cancel["utterance_id"] == 0 and cancel["reason"] == "barge_in"
-    # Heard so far, by the server's clock: about the time since the first byte, never more than was sent.
-    assert cancel["played_ms"] <= received_ms
-    assert abs(cancel["played_ms"] - interrupted * 1000) < 400, (cancel, interrupted)
+    # Heard so far, by the server's clock: never more than was sent, and all that the client had before it
+    # spoke up but the part the server sends ahead of playback.
+    ahead_ms = (LEAD_S + CHUNK_S) * 1000
+    assert heard / BYTES_PER_S * 1000 - ahead_ms <= cancel["played_ms"] <= received / BYTES_PER_S * 1000, cancel
     said = await speech_events(voiced, "voice-4")
     assert len(said) == 1 and said[0]["cut"] and said[0]["played_ms"] == cancel["played_ms"]
     # What was said is the reply's first words, as many as had played.
@@ -165,9 +163,9 @@ async def test_the_delegate_hearing_itself_in_the_meetings_audio_is_not_decided_
         # Real time, as a bot does: 100 ms of the meeting every 100 ms; after the cue, whatever the delegate
         # says comes back in (a 200 ms round trip), else silence; until 2 s after its speech ended.
         played = 0
-        deadline = None
-        next_at = time.monotonic()
-        for i in range(0, 10**6, chunk):
+        ended_at = None
+        async for tick in ticks(0.1):
+            i = tick * chunk
             if i < len(cue):
                 out = cue[i : i + chunk]
             else:
@@ -176,13 +174,11 @@ async def test_the_delegate_hearing_itself_in_the_meetings_audio_is_not_decided_
                     played += len(echo)
                 out = echo + bytes(chunk - len(echo))
             await ws.send(out)
-            next_at += 0.1
-            await asyncio.sleep(max(0.0, next_at - time.monotonic()))
-            if ended.is_set() and played >= len(voice) and deadline is None:
-                deadline = time.monotonic() + 2.5
-            if deadline is not None and time.monotonic() > deadline:
+            if ended.is_set() and played >= len(voice) and ended_at is None:
+                ended_at = tick
+            if ended_at is not None and tick - ended_at >= 25:  # 2.5 s of the meeting after the echo
                 break
-            assert time.monotonic() - next_at < 5 and i < 60 * SAMPLE_RATE * 2, "the reply never ended"
+            assert i < 60 * SAMPLE_RATE * 2, "the reply never ended within a minute of the meeting"
         await send(ws, {"type": "audio_end"})
         await asyncio.sleep(1.0)
         receiver.cancel()

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 
-from delegate.voice.base import SpokenSentence, split_sentences
+from delegate.voice.base import SpokenSentence, Synthesizer, split_sentences
 from delegate.voice.cut import said_until
 from delegate.voice.echo import SpokenWindow, find_echo
 from delegate.voice.stream import load_synthesizer, speak, synthesize_all
@@ -69,6 +69,20 @@ def test_a_dash_ends_a_piece_so_openers_and_holding_lines_start_short():
         "If I may add —", "The budget review moved to next quarter."]
 
 
+class CountingVoice:
+    """A synthesizer that keeps the pieces it was asked for: what had to be synthesised, not read from a cache."""
+
+    def __init__(self, inner: Synthesizer) -> None:
+        self.inner = inner
+        self.name = inner.name
+        self.sample_rate = inner.sample_rate
+        self.said: list[str] = []
+
+    def synthesize(self, piece: str) -> bytes:
+        self.said.append(piece)
+        return self.inner.synthesize(piece)
+
+
 def test_openings_synthesised_ahead_start_a_reply_without_waiting_for_the_voice():
     from delegate.decide.compose import HOLDING_LINE, likely_openings
     from delegate.models import BackgroundItem, Profile
@@ -84,22 +98,22 @@ def test_openings_synthesised_ahead_start_a_reply_without_waiting_for_the_voice(
     assert openings[0] == HOLDING_LINE and "I have moved the migration to Friday." in openings
     assert "Bob signs it off." in openings and not any("March" in o for o in openings)
 
-    synthesizer = CachingSynthesizer(load_synthesizer().inner)
+    voice = CountingVoice(load_synthesizer().inner)
+    synthesizer = CachingSynthesizer(voice)
     assert asyncio.run(warm(synthesizer, openings, limit=3)) == 3  # capped
     assert asyncio.run(warm(synthesizer, openings, limit=10)) == len(openings) - 3  # the rest, once each
     first = split_sentences(HOLDING_LINE)[0]
     hit = synthesizer.cached(first)
     assert hit is not None and len(hit) > synthesizer.sample_rate  # over half a second of speech, kept
 
-    async def first_piece_wait() -> float:
-        import time
-
-        began = time.perf_counter()
-        async for _ in speak(synthesizer, HOLDING_LINE):
-            return time.perf_counter() - began
+    async def first_piece() -> tuple[SpokenSentence, list[str]]:
+        warmed = len(voice.said)
+        async for piece in speak(synthesizer, HOLDING_LINE):
+            return piece, voice.said[warmed:]
         raise AssertionError("nothing spoken")
 
-    assert asyncio.run(first_piece_wait()) < 0.02  # no synthesis: the piece was ready
+    piece, synthesised = asyncio.run(first_piece())
+    assert piece.text == first and piece.pcm == hit and first not in synthesised  # no synthesis: it was ready
     # A piece nobody expected is synthesised as before, and kept for next time.
     assert synthesizer.cached("Something nobody expected.") is None
     assert synthesizer.synthesize("Something nobody expected.") == synthesizer.cached("Something nobody expected.")
