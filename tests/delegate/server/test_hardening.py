@@ -10,7 +10,7 @@ from typing import Any
 
 import httpx
 import pytest
-from delegate.server.sessions import Sessions
+from delegate.server.registry import Sessions
 from websockets.exceptions import ConnectionClosed
 
 from delegate.server.protocol import ErrorCode, ProtocolError, parse_client_message
