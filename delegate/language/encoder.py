@@ -1,0 +1,131 @@
+"""A pretrained sentence encoder (all-MiniLM-L6-v2) run with numpy: texts to unit vectors whose cosine is meaning.
+
+The weights ship in the package (`delegate/weights/encoder/`, packed to int8 by `training.encoder_export`
+from the Apache-2.0 model; see docs/turn-taking.md), the tokenizer is the model's own `tokenizer.json`
+read with `tokenizers`: nothing is downloaded, and no torch or onnx runtime is needed. Six BERT layers
+over at most `MAX_TOKENS` word pieces cost a few milliseconds per short text on one core, so callers
+embed each text once (`Encoder.encode` keeps a bounded cache) and only where the cheap signals are unsure.
+"""
+
+from __future__ import annotations
+
+import io
+import threading
+from collections import OrderedDict
+from functools import cache
+from importlib import resources
+
+import numpy as np
+
+LAYERS = 6
+HEADS = 12
+HIDDEN = 384
+MAX_TOKENS = 64
+"""Word pieces read per text: a turn's first 64 (the cost grows with length; callers pass the part that matters)."""
+MODEL_FILE = "minilm_l6_int8.npz"
+TOKENIZER_FILE = "tokenizer.json"
+CACHE_SIZE = 8192
+_EPS = 1e-12
+_SCALE = (HIDDEN // HEADS) ** -0.5
+
+
+def _layer_norm(x: np.ndarray, w: np.ndarray, b: np.ndarray) -> np.ndarray:
+    mu = x.mean(-1, keepdims=True)
+    var = ((x - mu) ** 2).mean(-1, keepdims=True)
+    return (x - mu) / np.sqrt(var + _EPS) * w + b
+
+
+def _gelu(x: np.ndarray) -> np.ndarray:
+    # The tanh form of BERT's erf GELU: within 1e-3 of it, and numpy has no vectorised erf.
+    return 0.5 * x * (1.0 + np.tanh(0.7978845608 * (x + 0.044715 * x * x * x)))
+
+
+class Encoder:
+    """all-MiniLM-L6-v2: mean-pooled, unit-normalised 384-dimensional sentence vectors, with a bounded cache."""
+
+    dim = HIDDEN
+
+    def __init__(self, arrays: dict[str, np.ndarray], tokenizer_json: str) -> None:
+        from tokenizers import Tokenizer
+
+        self._tok = Tokenizer.from_str(tokenizer_json)
+        self._tok.enable_truncation(MAX_TOKENS)
+        self._tok.no_padding()
+        self._words_q = arrays["words.q"]
+        self._words_s = arrays["words.s"]
+        self._pos = arrays["positions"]
+        self._type = arrays["token_type"]
+        self._ln = (arrays["ln.w"], arrays["ln.b"])
+        # Matrices are dequantised once at load (~40 MB of float32): BLAS then runs at full speed.
+        self._layers = [
+            {
+                **{f"{n}.w": arrays[f"{i}.{n}.q"].astype(np.float32) * arrays[f"{i}.{n}.s"] for n in ("qkv", "attn_out", "up", "down")},
+                **{f"{n}.b": arrays[f"{i}.{n}.b"] for n in ("qkv", "attn_out", "up", "down", "ln1", "ln2")},
+                **{f"{n}.w": arrays[f"{i}.{n}.w"] for n in ("ln1", "ln2")},
+            }
+            for i in range(LAYERS)
+        ]
+        self._cache: OrderedDict[str, np.ndarray] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def _forward(self, ids: list[list[int]]) -> np.ndarray:
+        n, length = len(ids), max(len(t) for t in ids)
+        tok = np.zeros((n, length), dtype=np.int64)
+        mask = np.zeros((n, length), dtype=np.float32)
+        for k, t in enumerate(ids):
+            tok[k, : len(t)] = t
+            mask[k, : len(t)] = 1.0
+        x = self._words_q[tok].astype(np.float32) * self._words_s[tok][..., None] + self._pos[:length] + self._type
+        x = _layer_norm(x, *self._ln)
+        bias = ((1.0 - mask) * -1e4)[:, None, None, :]
+        head = HIDDEN // HEADS
+        for p in self._layers:
+            qkv = x @ p["qkv.w"] + p["qkv.b"]
+            q, k, v = (qkv[..., j * HIDDEN : (j + 1) * HIDDEN].reshape(n, length, HEADS, head).transpose(0, 2, 1, 3) for j in range(3))
+            att = q @ k.transpose(0, 1, 3, 2) * _SCALE + bias
+            att = np.exp(att - att.max(-1, keepdims=True))
+            att /= att.sum(-1, keepdims=True)
+            ctx = (att @ v).transpose(0, 2, 1, 3).reshape(n, length, HIDDEN)
+            x = _layer_norm(x + ctx @ p["attn_out.w"] + p["attn_out.b"], p["ln1.w"], p["ln1.b"])
+            x = _layer_norm(x + _gelu(x @ p["up.w"] + p["up.b"]) @ p["down.w"] + p["down.b"], p["ln2.w"], p["ln2.b"])
+        pooled = (x * mask[..., None]).sum(1) / mask.sum(1, keepdims=True)
+        return pooled / np.maximum(np.linalg.norm(pooled, axis=1, keepdims=True), 1e-9)
+
+    def encode(self, texts: list[str], batch: int = 32) -> np.ndarray:
+        """Unit vectors (len(texts), 384); each distinct text is run once and kept (the latest `CACHE_SIZE`)."""
+        out = np.zeros((len(texts), HIDDEN), dtype=np.float32)
+        todo: dict[str, list[int]] = {}
+        with self._lock:
+            for k, t in enumerate(texts):
+                hit = self._cache.get(t)
+                if hit is not None:
+                    self._cache.move_to_end(t)
+                    out[k] = hit
+                else:
+                    todo.setdefault(t, []).append(k)
+        if todo:
+            pending = sorted(todo, key=len)  # similar lengths batch with little padding
+            for start in range(0, len(pending), batch):
+                chunk = pending[start : start + batch]
+                vecs = self._forward([e.ids for e in self._tok.encode_batch(chunk)]).astype(np.float32)
+                with self._lock:
+                    for t, v in zip(chunk, vecs, strict=True):
+                        v.setflags(write=False)
+                        self._cache[t] = v
+                        for k in todo[t]:
+                            out[k] = v
+                    while len(self._cache) > CACHE_SIZE:
+                        self._cache.popitem(last=False)
+        return out
+
+    def cached(self, text: str) -> bool:
+        return text in self._cache
+
+
+@cache
+def shipped() -> Encoder:
+    """The encoder shipped in the package, loaded once per process (~0.3 s)."""
+    folder = resources.files("delegate.weights").joinpath("encoder")
+    with np.load(io.BytesIO(folder.joinpath(MODEL_FILE).read_bytes()), allow_pickle=False) as data:
+        arrays = {k: data[k] for k in data.files}
+    return Encoder(arrays, folder.joinpath(TOKENIZER_FILE).read_text(encoding="utf-8"))
