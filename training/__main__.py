@@ -27,6 +27,7 @@ def turn_taking(
     rows_cache: Path = typer.Option(None, "--rows", help="Reuse (or write) the built training rows here (.npz)."),
     seed: int = typer.Option(0),
     jobs: int = typer.Option(2, help="Processes building the training rows."),
+    qmsum_every: int = typer.Option(1, min=1, help="Learn from every n-th QMSum meeting only (a quicker run; the card says which)."),
 ) -> None:
     """Build the turn-taking training set, fit the model, write its weights (and, with --report, its evaluation)."""
     from benchmark.scoring.data import FIXTURES
@@ -44,6 +45,7 @@ def turn_taking(
         rows_cache=rows_cache,
         seed=seed,
         jobs=jobs,
+        qmsum_every=qmsum_every,
     )
 
 

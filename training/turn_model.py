@@ -8,7 +8,7 @@ import lightgbm as lgb
 import numpy as np
 from sklearn.metrics import roc_auc_score
 
-from delegate.decide.turn_taking import FEATURES, TreeArrays, TurnTakingModel
+from delegate.decide.turn_taking import FEATURES, READER_FEATURES, Reader, TreeArrays, TurnTakingModel
 from training.turn_dataset import Rows
 
 PARAMS: dict[str, object] = {
@@ -29,13 +29,22 @@ PARAMS: dict[str, object] = {
 ROUNDS = 100
 
 
+READER_PARAMS: dict[str, object] = {**PARAMS, "num_leaves": 7, "min_child_samples": 40, "learning_rate": 0.05}
+READER_ROUNDS = 150
+CASE_WEIGHT = 3.0
+"""A benchmark case (the moments the benchmark asks about: matched, engaged negative, swapped principal) counts
+as this many natural moments of its corpus."""
+GATE_SHARE = 0.15
+"""Share of briefed moments the reader may read: the band of cheap probabilities around the threshold holding this many."""
+
+
 def weights(rows: Rows) -> np.ndarray:
     """Each corpus weighs the same in all (our fixtures with ELITR), so 100-person committees do not drown the rest."""
     group = np.where(rows.corpus == "fixture", "elitr", rows.corpus)
-    w = np.ones(len(rows), dtype=np.float64)
+    w = np.where(rows.case, CASE_WEIGHT, 1.0).astype(np.float64)
     for g in np.unique(group):
         mask = group == g
-        w[mask] = len(rows) / (len(np.unique(group)) * mask.sum())
+        w[mask] *= len(rows) / (len(np.unique(group)) * w[mask].sum())
     return w
 
 
@@ -43,6 +52,32 @@ def fit(rows: Rows, seed: int = 0, rounds: int = ROUNDS) -> lgb.Booster:
     params = {**PARAMS, "seed": seed}
     data = lgb.Dataset(rows.x, label=rows.y, weight=weights(rows), feature_name=list(FEATURES), free_raw_data=False)
     return lgb.train(params, data, num_boost_round=rounds)
+
+
+def readable(rows: Rows) -> np.ndarray:
+    """Rows the reader can learn from: encoder features computed, and a brief to read against."""
+    return ~np.isnan(rows.e).any(axis=1) & (rows.x[:, FEATURES.index("has_profile")] > 0)
+
+
+def gate(p: np.ndarray, threshold: float, share: float = GATE_SHARE) -> tuple[float, float]:
+    """The band of probabilities, symmetric around `threshold` in log-odds, that holds `share` of `p`."""
+    z = np.log(np.clip(p, 1e-6, 1 - 1e-6) / (1 - np.clip(p, 1e-6, 1 - 1e-6)))
+    zt = float(np.log(threshold / (1 - threshold)))
+    width = float(np.quantile(np.abs(z - zt), share)) if len(z) else 0.0
+    lo, hi = zt - width, zt + width
+    return round(1 / (1 + np.exp(-lo)), 4), round(1 / (1 + np.exp(-hi)), 4)
+
+
+def reader_x(rows: Rows, cheap_p: np.ndarray) -> np.ndarray:
+    """`FEATURES` + `READER_FEATURES`: the cheap model's log-odds (held out) and the encoder's features."""
+    q = np.clip(cheap_p, 1e-6, 1 - 1e-6)
+    return np.hstack([rows.x, np.log(q / (1 - q))[:, None], rows.e]).astype(np.float32)
+
+
+def fit_reader(rows: Rows, cheap_p: np.ndarray, seed: int = 0) -> lgb.Booster:
+    data = lgb.Dataset(reader_x(rows, cheap_p), label=rows.y, weight=weights(rows), feature_name=list(FEATURES + READER_FEATURES),
+                       free_raw_data=False)
+    return lgb.train({**READER_PARAMS, "seed": seed}, data, num_boost_round=READER_ROUNDS)
 
 
 def _flatten(node: dict, tree: dict[str, list]) -> int:
@@ -62,13 +97,22 @@ def _flatten(node: dict, tree: dict[str, list]) -> int:
     return i
 
 
-def export(booster: lgb.Booster, threshold: float, trained_on: dict[str, int]) -> TurnTakingModel:
+def trees_of(booster: lgb.Booster) -> list[TreeArrays]:
     trees = []
     for info in booster.dump_model()["tree_info"]:
         arrays: dict[str, list] = {"feature": [], "threshold": [], "left": [], "right": [], "value": []}
         _flatten(info["tree_structure"], arrays)
         trees.append(TreeArrays(**arrays))
-    return TurnTakingModel(features=list(FEATURES), trees=trees, threshold=round(threshold, 4), trained_on=trained_on)
+    return trees
+
+
+def export(booster: lgb.Booster, threshold: float, trained_on: dict[str, int], reader: Reader | None = None) -> TurnTakingModel:
+    return TurnTakingModel(features=list(FEATURES), trees=trees_of(booster), threshold=round(threshold, 4), trained_on=trained_on,
+                           reader=reader)
+
+
+def export_reader(booster: lgb.Booster, threshold: float, band: tuple[float, float]) -> Reader:
+    return Reader(features=list(FEATURES + READER_FEATURES), trees=trees_of(booster), threshold=round(threshold, 4), gate=band)
 
 
 def predict(model: TurnTakingModel, x: np.ndarray) -> np.ndarray:

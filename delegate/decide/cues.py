@@ -18,7 +18,7 @@ from delegate.decide.turn_taking import (
     TurnTakingModel,
     addressing,
     current_talk,
-    features,
+    floor,
     is_question,
     references,
     shipped,
@@ -71,11 +71,14 @@ def detect(meeting: MeetingState, principal: Profile, model: TurnTakingModel | N
         return Cue(Scenario.none, 0.8, "a backchannel: the floor has not moved")
 
     model = model or shipped()
-    p = model.probability(features(meeting, principal, addr))
-    if p < model.threshold:
-        return Cue(Scenario.none, round(1 - p, 3), "the floor is not theirs now", p)
+    verdict = floor(meeting, principal, addr, model)
+    p = verdict.probability
+    if not verdict.taken:
+        why = "the floor is not theirs now" + (" (read against their brief)" if verdict.read else "")
+        return Cue(Scenario.none, round(1 - p, 3), why, p)
     partner = meeting.recent_speakers(2)[1:2] == [me]
+    read = " (their brief answers it)" if verdict.read else ""
     if question or partner:
         why = "asked right after the principal spoke" if partner else "a question whose floor falls to the principal"
-        return Cue(Scenario.implicit_cue, round(p, 3), why, p)
-    return Cue(Scenario.chime_in, round(p, 3), "the discussion reached the principal and the floor is open", p)
+        return Cue(Scenario.implicit_cue, round(p, 3), why + read, p)
+    return Cue(Scenario.chime_in, round(p, 3), "the discussion reached the principal and the floor is open" + read, p)

@@ -233,6 +233,41 @@ def features(meeting: MeetingState, candidate: Profile, addr: Addressing | None 
     ]
 
 
+READER_FEATURES: tuple[str, ...] = (
+    "cheap_log_odds",
+    "enc_item",
+    "enc_context",
+    "enc_intent",
+    "enc_gain",
+    "enc_items",
+)
+"""What the reader adds to `FEATURES`: the cheap model's verdict and how the latest turn reads against the brief."""
+
+
+def brief_texts(candidate: Profile) -> tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...]]:
+    """The shareable items' information, their non-empty contexts, and the intents: what the reader compares."""
+    items = [b for b in candidate.background if b.shareable]
+    return tuple(b.information for b in items), tuple(b.context for b in items if b.context.strip()), tuple(candidate.intents)
+
+
+def reader_features(last_vector: np.ndarray, brief: tuple[np.ndarray, np.ndarray, np.ndarray]) -> list[float]:
+    """How the latest turn (a unit sentence vector) reads against the brief's items, contexts and intents.
+
+    `enc_gain`: the best item against the mean item — one item answering the turn, not a brief that is all
+    on the meeting's subject.
+    """
+    info, contexts, intents = brief
+    cos_info = info @ last_vector if len(info) else np.zeros(0)
+    best = float(cos_info.max()) if len(cos_info) else 0.0
+    return [
+        best,
+        float((contexts @ last_vector).max()) if len(contexts) else 0.0,
+        float((intents @ last_vector).max()) if len(intents) else 0.0,
+        best - float(cos_info.mean()) if len(cos_info) else 0.0,
+        min(math.log1p(len(info)) / math.log1p(20), 1.0),
+    ]
+
+
 class TreeArrays(BaseModel):
     """One regression tree as parallel arrays; a node with `feature` -1 is a leaf holding `value`."""
 
@@ -245,36 +280,73 @@ class TreeArrays(BaseModel):
     value: list[float]
 
 
+def _walk(trees: list[TreeArrays], x: list[float]) -> float:
+    z = 0.0
+    for t in trees:
+        node = 0
+        feature, threshold, left, right = t.feature, t.threshold, t.left, t.right
+        while feature[node] >= 0:
+            node = left[node] if x[feature[node]] <= threshold[node] else right[node]
+        z += t.value[node]
+    return z
+
+
+def _sigmoid(z: float) -> float:
+    return 1.0 / (1.0 + math.exp(-z))
+
+
+class Reader(BaseModel):
+    """The second opinion for uncertain moments: trees over `FEATURES` + `READER_FEATURES` (the sentence encoder's view).
+
+    Asked only when the cheap model's probability lies in `gate` and the candidate has a brief; its own
+    probability and `threshold` then decide.
+    """
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    features: list[str]
+    trees: list[TreeArrays]
+    threshold: float
+    gate: tuple[float, float]
+    """Cheap probabilities from which to which the reader is asked (chosen so it reads a bounded share of moments)."""
+
+    def log_odds(self, x: list[float]) -> float:
+        return _walk(self.trees, x)
+
+    def probability(self, x: list[float]) -> float:
+        return _sigmoid(self.log_odds(x))
+
+
 class TurnTakingModel(BaseModel):
     """A boosted tree ensemble over `FEATURES` giving the log-odds that the candidate takes the next turn."""
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
-    format: str = "turn-taking/1"
+    format: str = "turn-taking/2"
     features: list[str]
     trees: list[TreeArrays]
     threshold: float
     """Probability from which the floor is taken to be theirs (chosen on held-out training meetings)."""
     trained_on: dict[str, int]
     """Meetings per corpus the model was fitted on."""
+    reader: Reader | None = None
 
     def check(self) -> TurnTakingModel:
         if tuple(self.features) != FEATURES:
             raise ValueError("turn-taking weights were trained on other features; retrain them")
+        if self.reader is not None and tuple(self.reader.features) != FEATURES + READER_FEATURES:
+            raise ValueError("turn-taking reader weights were trained on other features; retrain them")
         return self
 
     def log_odds(self, x: list[float]) -> float:
-        z = 0.0
-        for t in self.trees:
-            node = 0
-            feature, threshold, left, right = t.feature, t.threshold, t.left, t.right
-            while feature[node] >= 0:
-                node = left[node] if x[feature[node]] <= threshold[node] else right[node]
-            z += t.value[node]
-        return z
+        return _walk(self.trees, x)
 
     def probability(self, x: list[float]) -> float:
-        return 1.0 / (1.0 + math.exp(-self.log_odds(x)))
+        return _sigmoid(self.log_odds(x))
+
+    def gated(self, p: float, has_brief: bool) -> bool:
+        """Whether the reader should read this moment: the cheap model is unsure and there is a brief to read against."""
+        return self.reader is not None and has_brief and self.reader.gate[0] <= p <= self.reader.gate[1]
 
     @classmethod
     def read(cls, path: Path) -> TurnTakingModel:
@@ -289,3 +361,50 @@ def shipped() -> TurnTakingModel:
     """The model shipped in the package (`delegate/weights/turn_taking.json`)."""
     data = resources.files("delegate.weights").joinpath(WEIGHTS_FILE).read_text(encoding="utf-8")
     return TurnTakingModel.model_validate(json.loads(data)).check()
+
+
+@lru_cache(maxsize=512)
+def brief_vectors(info: tuple[str, ...], contexts: tuple[str, ...], intents: tuple[str, ...]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """A brief's texts as sentence vectors, embedded once per brief (one batch) and kept."""
+    from delegate.language.encoder import HIDDEN
+    from delegate.language.encoder import shipped as encoder
+
+    vecs = encoder().encode([*info, *contexts, *intents]) if info or contexts or intents else np.zeros((0, HIDDEN), dtype=np.float32)
+    a, b = len(info), len(info) + len(contexts)
+    return vecs[:a], vecs[a:b], vecs[b:]
+
+
+def read_brief(candidate: Profile) -> None:
+    """Embed the candidate's brief now (at join), so that the first uncertain moment pays only for its own turn."""
+    if candidate.background or candidate.intents:
+        brief_vectors(*brief_texts(candidate))
+
+
+@dataclass(frozen=True, slots=True)
+class Floor:
+    """The model's verdict on "is the floor theirs now?"."""
+
+    probability: float
+    threshold: float
+    read: bool
+    """Whether the reader (the sentence encoder) decided, rather than the cheap model."""
+
+    @property
+    def taken(self) -> bool:
+        return self.probability >= self.threshold
+
+
+def floor(meeting: MeetingState, candidate: Profile, addr: Addressing, model: TurnTakingModel) -> Floor:
+    """The cheap model first; where it is unsure and the candidate has a brief, the reader reads the turn against it."""
+    x = features(meeting, candidate, addr)
+    z = model.log_odds(x)
+    p = _sigmoid(z)
+    has_brief = bool(x[FEATURES.index("has_profile")])
+    if not model.gated(p, has_brief):
+        return Floor(p, model.threshold, False)
+    from delegate.language.encoder import shipped as encoder
+
+    assert model.reader is not None and meeting.last is not None
+    last_vector = encoder().encode([meeting.last.text])[0]
+    extra = reader_features(last_vector, brief_vectors(*brief_texts(candidate)))
+    return Floor(model.reader.probability([*x, z, *extra]), model.reader.threshold, True)

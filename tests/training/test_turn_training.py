@@ -44,3 +44,28 @@ def test_model_learns_on_our_fixtures_alone():
     train, test = build(meetings[:3]), build(meetings[3:])
     booster = fit(train, seed=0, rounds=40)
     assert auc(test.y, booster.predict(test.x)) > 0.65
+
+
+def test_benchmark_cases_become_rows_labelled_by_whether_the_principal_spoke():
+    from benchmark.scoring.data import load
+    from delegate.decide.turn_taking import READER_FEATURES
+    from training.turn_dataset import case_rows
+
+    bench = load(FIXTURES)[0]
+    rows = case_rows(bench, "fixture")
+    assert rows.case.all() and 0 < rows.y.sum() < len(rows)  # matched cases and negatives both
+    assert rows.e.shape == (len(rows), len(READER_FEATURES) - 1) and np.isfinite(rows.e).all()
+    # Cases settled by a name never reach the model, so they are no rows.
+    named = sum(c.variant == "matched" and c.scenario.value == "explicit_cue" for c in bench.cases)
+    assert rows.y.sum() <= sum(c.variant == "matched" for c in bench.cases) - named + 1
+
+
+def test_the_reader_learns_from_briefs_on_meetings_it_did_not_see():
+    from training.turn_model import fit_reader, readable, reader_x
+
+    meetings = bench_meetings(FIXTURES, "fixture")
+    train, test = build(meetings[:3], read=True), build(meetings[3:], read=True)
+    assert readable(train).all() and not np.isnan(train.e).any()
+    prior = np.full(len(train), float(train.y.mean()))
+    booster = fit_reader(train, prior, seed=0)
+    assert auc(test.y, booster.predict(reader_x(test, np.full(len(test), float(train.y.mean()))))) > 0.65

@@ -1,8 +1,20 @@
 import json
 from importlib import resources
 
+import pytest
+
 from delegate.addressing import person
-from delegate.decide.turn_taking import FEATURES, TreeArrays, TurnTakingModel, features, shipped
+from delegate.decide.turn_taking import (
+    FEATURES,
+    READER_FEATURES,
+    Reader,
+    TreeArrays,
+    TurnTakingModel,
+    addressing,
+    features,
+    floor,
+    shipped,
+)
 from delegate.meeting import MeetingState
 from delegate.models import BackgroundItem, Profile, Utterance
 
@@ -69,3 +81,45 @@ def test_trees_are_walked_left_on_less_or_equal():
     assert model.log_odds(x) == -4.0
     x[0] = 0.51
     assert model.log_odds(x) == 6.0 and model.probability(x) > 0.99
+
+
+def _split_on(feature: str, at: float) -> TreeArrays:
+    k = (*FEATURES, *READER_FEATURES).index(feature)
+    return TreeArrays(feature=[k, -1, -1], threshold=[at, 0, 0], left=[1, 0, 0], right=[2, 0, 0], value=[0.0, -3.0, 3.0])
+
+
+def _with_reader(gate: tuple[float, float]) -> TurnTakingModel:
+    flat = TreeArrays(feature=[-1], threshold=[0.0], left=[0], right=[0], value=[0.0])  # the cheap model: always 0.5
+    reader = Reader(features=[*FEATURES, *READER_FEATURES], trees=[_split_on("enc_item", 0.5)], threshold=0.5, gate=gate)
+    return TurnTakingModel(features=list(FEATURES), trees=[flat], threshold=0.5, trained_on={}, reader=reader)
+
+
+def test_the_reader_reads_an_uncertain_moment_against_the_brief_and_decides_it():
+    s = meeting([("P1", "Okay, next point."), ("P3", "Has anyone heard back from the reviewers about our paper?")])
+    knows = Profile(name="Priya Raman", label="P2", background=[
+        BackgroundItem(context="", information="The reviewers accepted our paper with minor revisions."),
+        BackgroundItem(context="", information="The build server moves to the new rack on Monday."),
+    ])
+    topical = Profile(name="Priya Raman", label="P2", background=[
+        BackgroundItem(context="", information="The canteen menu changes every week."),
+        BackgroundItem(context="", information="The build server moves to the new rack on Monday."),
+    ])
+    model = _with_reader((0.4, 0.6))
+    a, b = (floor(s, p, addressing(s, p), model) for p in (knows, topical))
+    assert a.read and b.read
+    assert a.taken and not b.taken  # the brief that answers the question takes the floor, the other does not
+    outside = floor(s, knows, addressing(s, knows), _with_reader((0.6, 0.9)))
+    assert not outside.read and outside.probability == 0.5  # a clear cheap verdict is not read
+
+
+def test_a_moment_without_a_brief_is_never_read():
+    s = meeting([("P3", "Has anyone heard back from the reviewers?")])
+    bare = person("P2", NAMES["P2"])
+    assert not floor(s, bare, addressing(s, bare), _with_reader((0.0, 1.0))).read
+
+
+def test_reader_weights_on_other_features_are_refused():
+    model = _with_reader((0.4, 0.6))
+    bad = model.model_copy(update={"reader": model.reader.model_copy(update={"features": list(FEATURES)})})
+    with pytest.raises(ValueError, match="reader"):
+        bad.check()
