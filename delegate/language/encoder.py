@@ -124,6 +124,12 @@ class Encoder:
     def cached(self, text: str) -> bool:
         return text in self._cache
 
+    def forget(self, texts: list[str]) -> None:
+        """Drop these texts from the cache (a benchmark times their first reading)."""
+        with self._lock:
+            for t in texts:
+                self._cache.pop(t, None)
+
 
 @cache
 def _blas():  # type: ignore[no-untyped-def]  # threadpoolctl has no stubs
