@@ -33,7 +33,9 @@ def case_table(data: Path, folds: Path, seed: int = 0) -> list[dict]:
     rows = []
     for m in load(data):
         model = TurnTakingModel.read(folds / f"{m.meeting_id}.json")
-        always = model.model_copy(update={"threshold": 0.0})
+        # Floor always granted, by the cheap model and by the reader alike: the sweep moves one threshold over both.
+        reader = model.reader.model_copy(update={"threshold": 0.0}) if model.reader is not None else None
+        always = model.model_copy(update={"threshold": 0.0, "reader": reader})
         engine = LocalEngine(model_for=lambda _id, a=always: a)
         for c in derive(m, seed):
             state = state_for(m, c)

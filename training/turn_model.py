@@ -59,10 +59,11 @@ def readable(rows: Rows) -> np.ndarray:
     return ~np.isnan(rows.e).any(axis=1) & (rows.x[:, FEATURES.index("has_profile")] > 0)
 
 
-def gate(p: np.ndarray, threshold: float, share: float = GATE_SHARE) -> tuple[float, float]:
+def gate(p: np.ndarray, threshold: float, share: float | None = None) -> tuple[float, float]:
     """The band of probabilities, symmetric around `threshold` in log-odds, that holds `share` of `p`."""
     z = np.log(np.clip(p, 1e-6, 1 - 1e-6) / (1 - np.clip(p, 1e-6, 1 - 1e-6)))
     zt = float(np.log(threshold / (1 - threshold)))
+    share = GATE_SHARE if share is None else share
     width = float(np.quantile(np.abs(z - zt), share)) if len(z) else 0.0
     lo, hi = zt - width, zt + width
     return round(1 / (1 + np.exp(-lo)), 4), round(1 / (1 + np.exp(-hi)), 4)
