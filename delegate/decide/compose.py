@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from delegate.decide.cues import Cue
-from delegate.decide.relevance import Query, pair_score, rank_background, rank_intents
+from delegate.decide.relevance import Query, pair_score, rank_background, rank_intents, read_items
 from delegate.decide.spoken import spoken, unmask
 from delegate.language.similarity import embedding
 from delegate.meeting import MeetingState
@@ -52,6 +52,8 @@ class ComposeSettings:
     already_said = 0.80
     """Cosine above which an item counts as already said by the principal."""
     recent_turns_checked = 40
+    reader_weight = 0.5
+    """How much the sentence encoder's reading of the latest turn against each item adds to the item's rank."""
 
 
 def _ranked_items(meeting: MeetingState, principal: Profile, volunteered: bool) -> tuple[list[int], np.ndarray, float]:
@@ -68,6 +70,9 @@ def _ranked_items(meeting: MeetingState, principal: Profile, volunteered: bool) 
             totals[m.index] += (s.decay**age) * m.score
             if age == 0:
                 best_latest = max(best_latest, m.score)
+    # Which item answers the latest turn, read by the sentence encoder: words and static vectors see the
+    # subject; the encoder tells the answer from an item that only shares it.
+    totals += s.reader_weight * read_items(turns[-1].text, principal)
     spoken = meeting.spoken_items.get(principal.speaker_label, set())
     said = meeting.said_by(principal.speaker_label, s.recent_turns_checked)
     said_matrix = np.stack([embedding(u.text) for u in said]) if said else None

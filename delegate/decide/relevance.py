@@ -120,3 +120,18 @@ def embedding_topical(vector: np.ndarray, profile: Profile) -> float:
     if not texts:
         return 0.0
     return float(np.clip(_targets(texts)[0] @ vector, 0.0, 1.0).max())
+
+
+def read_items(text: str, profile: Profile) -> np.ndarray:
+    """Per background item (all, in order; 0 for private ones), how well it answers `text` by the sentence
+    encoder: the better cosine of its information and its context, floored at 0."""
+    from delegate.language.encoder import shipped as encoder
+
+    items = profile.background
+    if not items or not text.strip():
+        return np.zeros(len(items))
+    vecs = encoder().encode([text, *(b.information for b in items), *(b.context or b.information for b in items)])
+    n = len(items)
+    cos = np.maximum(vecs[1 : n + 1] @ vecs[0], vecs[n + 1 :] @ vecs[0])
+    shareable = np.asarray([b.shareable for b in items])
+    return np.where(shareable, np.clip(cos, 0.0, 1.0), 0.0)

@@ -83,3 +83,13 @@ def test_a_second_item_joins_only_when_it_answers_the_same_question():
     out = compose(s, PROFILE, Cue(Scenario.explicit_cue, 0.9, ""), s.last.text)
     assert out.used_background == [2]
     assert out.text.endswith(".")
+
+
+def test_of_two_items_on_the_subject_the_one_that_answers_is_said():
+    profile = Profile(name="Tomasz Kowalski", label="P3", background=[
+        BackgroundItem(context="When the paper is discussed", information="Papers on speech translation are hard to review for our community."),
+        BackgroundItem(context="When the paper is discussed", information="The reviewers accepted the paper with minor revisions last night."),
+    ])
+    s = state([("P1", "Has anyone heard back from the reviewers about our paper?")])
+    out = compose(s, profile, Cue(Scenario.implicit_cue, 0.9, ""), s.last.text)
+    assert out.used_background[0] == 1 and "accepted" in out.text

@@ -33,3 +33,16 @@ def test_a_query_of_several_turns_matches_one_built_from_their_text():
     q = Query.of(turns)
     assert q.words >= {"outage", "certificate"}
     assert abs(pair_score(q, PROFILE.background[0].information) - pair_score(" ".join(turns), PROFILE.background[0].information)) < 0.15
+
+
+def test_the_encoder_reads_which_item_answers_and_never_scores_a_private_one():
+    from delegate.decide.relevance import read_items
+
+    profile = Profile(name="Rohan Mehta", background=[
+        BackgroundItem(context="", information="Reviewers of speech translation papers are hard to find."),
+        BackgroundItem(context="", information="The reviewers accepted our paper with minor revisions."),
+        BackgroundItem(context="", information="Our paper was accepted, and I am leaving the company.", shareable=False),
+    ])
+    scores = read_items("Has anyone heard back from the reviewers about our paper?", profile)
+    assert scores[1] > scores[0] > 0 and scores[2] == 0
+    assert not read_items("   ", profile).any()

@@ -38,6 +38,9 @@ def test_shipped_weights_are_package_data_and_match_the_features():
     assert raw["features"] == list(FEATURES) == model.features
     assert 0 < model.threshold < 1 and len(model.trees) > 10
     assert sum(model.trained_on.values()) > 150
+    reader = model.reader
+    assert reader is not None and raw["reader"]["features"] == [*FEATURES, *READER_FEATURES]
+    assert 0 < reader.gate[0] < model.threshold < reader.gate[1] < 1 and len(reader.trees) > 10
 
 
 def test_features_see_who_is_addressed_and_who_spoke():
