@@ -37,7 +37,7 @@ def test_shipped_weights_are_package_data_and_match_the_features():
     model = shipped()
     assert raw["features"] == list(FEATURES) == model.features
     assert 0 < model.threshold < 1 and len(model.trees) > 10
-    assert sum(model.trained_on.values()) > 150
+    assert sum(model.trained_on.values()) > 50  # every 4th QMSum meeting, ELITR dev and fixtures (docs/turn-taking.md)
     reader = model.reader
     assert reader is not None and raw["reader"]["features"] == [*FEATURES, *READER_FEATURES]
     assert 0 < reader.gate[0] < model.threshold < reader.gate[1] < 1 and len(reader.trees) > 10
