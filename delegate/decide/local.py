@@ -1,7 +1,7 @@
 """The embedded default engine: cues from names and turn-taking, words from the principal's own background.
 
 No network, no model download (WordLlama's static embeddings ship inside its wheel, the sentence encoder
-inside ours). About half a millisecond a decision; ~15 ms for a moment the encoder reads.
+inside ours). About half a millisecond a decision; 15–25 ms for a moment the encoder reads.
 """
 
 from __future__ import annotations
