@@ -12,40 +12,18 @@ from urllib.parse import urlsplit
 import typer
 
 from benchmark.load.profile import PY_SPY_MISSING, ProfileSummary, recording, summarise
-from benchmark.load.run import LoadReport, run_load
+from benchmark.load.run import LoadReport, print_report, run_load
 from benchmark.load.server import served
 from benchmark.scoring.data import load
 from benchmark.typer_call import call
 from delegate.server.auth import is_loopback
+from testkit.haproxy import HAProxyUnavailable
+from testkit.postgres import PostgresUnavailable
 
 DOC = (
     "N concurrent WebSocket meetings on a loopback server: decision latency percentiles, and the server's CPU "
     "per utterance."
 )
-
-
-def _ms(v: float | None) -> str:
-    return "-" if v is None else f"{v:.1f} ms"
-
-
-def print_report(report: LoadReport) -> None:
-    print(
-        f"meetings {report.meetings} x {report.rate:g} utt/s for {report.duration_s:.1f} s, engine {report.engine}"
-    )
-    print(f"utterances sent      {report.utterances_sent}")
-    print(f"decisions received   {report.decisions}  (dropped as stale: {report.dropped})")
-    print(f"throughput           {report.throughput_per_s:.1f} decisions/s")
-    print(f"latency p50/p95/p99  {_ms(report.p50_ms)} / {_ms(report.p95_ms)} / {_ms(report.p99_ms)}")
-    print(f"errors               {report.errors}  {report.error_codes or ''}".rstrip())
-    rss = "-" if report.server_rss_mb is None else f"{report.server_rss_mb:.0f} MiB"
-    print(f"server RSS (peak)    {rss}")
-    if report.server_cpu_ms_per_utterance is not None:
-        print(
-            f"server CPU           {report.server_cpu_ms_per_utterance:.3f} ms per utterance "
-            f"({report.server_cpu_s:.1f} s, {report.server_cpu_share:.0%} of a core); "
-            f"load client {report.client_cpu_s:.1f} s"
-        )
-    print(f"load average         {report.loadavg or '-'}")
 
 
 def print_profile(summary: ProfileSummary) -> None:
@@ -106,7 +84,11 @@ def _command(
     if fleet:
         from benchmark.load.fleet import print_fleet, run_fleet
 
-        fleet_report = run_fleet(selected, args)
+        try:
+            fleet_report = run_fleet(selected, args)
+        except (PostgresUnavailable, HAProxyUnavailable) as e:
+            typer.echo(f"benchmark.load: the fleet cannot start: {e}", err=True)
+            raise typer.Exit(1) from None
         print_fleet(fleet_report)
         if args.json:
             args.json.write_text(fleet_report.model_dump_json(indent=2) + "\n")

@@ -250,3 +250,25 @@ async def run_load(
     )
 
 
+def _ms(v: float | None) -> str:
+    return "-" if v is None else f"{v:.1f} ms"
+
+
+def print_report(report: LoadReport) -> None:
+    print(
+        f"meetings {report.meetings} x {report.rate:g} utt/s for {report.duration_s:.1f} s, engine {report.engine}"
+    )
+    print(f"utterances sent      {report.utterances_sent}")
+    print(f"decisions received   {report.decisions}  (dropped as stale: {report.dropped})")
+    print(f"throughput           {report.throughput_per_s:.1f} decisions/s")
+    print(f"latency p50/p95/p99  {_ms(report.p50_ms)} / {_ms(report.p95_ms)} / {_ms(report.p99_ms)}")
+    print(f"errors               {report.errors}  {report.error_codes or ''}".rstrip())
+    rss = "-" if report.server_rss_mb is None else f"{report.server_rss_mb:.0f} MiB"
+    print(f"server RSS (peak)    {rss}")
+    if report.server_cpu_ms_per_utterance is not None:
+        print(
+            f"server CPU           {report.server_cpu_ms_per_utterance:.3f} ms per utterance "
+            f"({report.server_cpu_s:.1f} s, {report.server_cpu_share:.0%} of a core); "
+            f"load client {report.client_cpu_s:.1f} s"
+        )
+    print(f"load average         {report.loadavg or '-'}")
