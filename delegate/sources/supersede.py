@@ -17,9 +17,9 @@ from delegate.language.similarity import embedding
 from delegate.language.text import content_words
 from delegate.sources.items import SourceItem
 
-SAME_SUBJECT = 0.72
+SAME_SUBJECT = 0.5
 """Embedding cosine from which two items are about the same thing."""
-SHARED_WORDS = 0.25
+SHARED_WORDS = 0.5
 """...and the share of the smaller item's content words they share."""
 
 _CHANGE = re.compile(
