@@ -99,6 +99,8 @@ class Decision(BaseModel):
     """Indices into the principal's `background` that the spoken text draws on."""
     used_intents: list[int] = Field(default_factory=list)
     """Indices into the principal's `intents` that the spoken text raises."""
+    used_sources: list[str] = Field(default_factory=list)
+    """Ids of source items outside the brief that the live lookup found and the spoken text draws on."""
 
     @property
     def spoke(self) -> bool:

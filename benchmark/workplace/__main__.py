@@ -11,8 +11,6 @@ import typer
 from benchmark.scoring.data import BenchDataError
 from benchmark.workplace.run import run
 from benchmark.workplace.scenario import load_scenario
-from delegate.config import Settings
-from delegate.decide import build_engine
 from delegate.sources.items import SourceError
 
 cli = typer.Typer(rich_markup_mode=None, add_completion=False)
@@ -22,11 +20,11 @@ cli = typer.Typer(rich_markup_mode=None, add_completion=False)
 def main(
     scenario: Path = typer.Option(..., "--scenario", help="A workplace-scenario/1 folder (scenario.json, sources/, meeting.json)."),
     out: Path = typer.Option(..., "--out", file_okay=False, help="Folder for report.json and cases.jsonl."),
+    lookup: bool = typer.Option(True, "--lookup/--no-lookup", help="Let the delegate search the sources live for what the brief does not cover."),
 ) -> None:
     try:
         loaded = load_scenario(scenario)
-        engine = build_engine("local", Settings())
-        report, lines = asyncio.run(run(loaded, engine))
+        report, lines = asyncio.run(run(loaded, lookup))
     except (BenchDataError, SourceError) as e:
         typer.echo(f"benchmark.workplace: {e}", err=True)
         raise typer.Exit(2) from None

@@ -9,16 +9,18 @@ from benchmark.scoring.data import BenchMeeting, ProfileSpec
 from benchmark.scoring.judge import OfflineJudge
 from benchmark.scoring.runner import CaseResult, run_case
 from benchmark.workplace.scenario import Scenario
-from delegate.decide.base import Engine
 from delegate.decide.compose import HOLDING_LINE
+from delegate.decide.local import LocalEngine
 from delegate.models import Profile
 from delegate.sources.brief import Brief, Meeting, build_brief
 from delegate.sources.folder import load_sources
-from delegate.sources.items import SourceError
+from delegate.sources.items import SourceError, Sources
+from delegate.sources.lookup import SourceIndex
 
 
-def brief_for(scenario: Scenario) -> tuple[Brief, float]:
-    """The brief from the scenario's sources (nothing else), and the seconds it took to read and build."""
+def brief_for(scenario: Scenario) -> tuple[Brief, Sources, float]:
+    """The brief from the scenario's sources (nothing else), the sources read, and the seconds it took to
+    read and build."""
     t0 = time.perf_counter()
     sources = load_sources(scenario.sources)
     event = sources.event(scenario.spec.meeting_event_id)
@@ -26,7 +28,7 @@ def brief_for(scenario: Scenario) -> tuple[Brief, float]:
         raise SourceError(f"{scenario.sources}: no calendar event {scenario.spec.meeting_event_id!r}")
     p = scenario.spec.principal
     brief = build_brief(sources, Meeting.of_event(event), p.email, p.name)
-    return brief, time.perf_counter() - t0
+    return brief, sources, time.perf_counter() - t0
 
 
 def briefed_meeting(scenario: Scenario, profile: Profile) -> BenchMeeting:
@@ -45,8 +47,13 @@ def _holding(response: str) -> bool:
     return response.strip() == HOLDING_LINE or any(w in response.lower() for w in ("i'll check", "follow up", "find out"))
 
 
-async def run(scenario: Scenario, engine: Engine) -> tuple[dict[str, Any], list[dict[str, Any]]]:
-    brief, brief_s = brief_for(scenario)
+async def run(scenario: Scenario, lookup: bool = True) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """The embedded engine on the brief; with `lookup`, it also searches the scenario's sources live."""
+    brief, sources, brief_s = brief_for(scenario)
+    t0 = time.perf_counter()
+    index = SourceIndex(sources, brief.meeting, scenario.spec.principal.email) if lookup else None
+    index_s = time.perf_counter() - t0
+    engine = LocalEngine(lookup_for=(lambda _m, _p: index) if index is not None else None)
     meeting = briefed_meeting(scenario, brief.profile)
     background = brief.profile.background
     judge = OfflineJudge()
@@ -57,15 +64,25 @@ async def run(scenario: Scenario, engine: Engine) -> tuple[dict[str, Any], list[
         r = await run_case(meeting, case, engine, judge)
         results.append((kind.kind, r))
         used = [background[k] for k in r.used_background]
+        cited_sources = sum(_cited(i, kind.source_refs) for i in r.used_sources)
         leaked = [f for f in _all_forbidden(scenario) if r.spoke and f.casefold() in r.response.casefold()]
         lines.append({
             "id": r.id, "kind": kind.kind, "scenario": r.scenario, "spoke": r.spoke, "response": r.response,
             "expected_points": r.expected_points, "matched_points": r.matched_points,
-            "used_items": [b.item_id for b in used], "cited_used": sum(_cited(b.item_id, kind.source_refs) for b in used),
+            "used_items": [b.item_id for b in used] + r.used_sources,
+            "looked_up": r.used_sources,
+            "cited_used": sum(_cited(b.item_id, kind.source_refs) for b in used) + cited_sources,
             "forbidden_spoken": leaked, "holding_line": r.spoke and _holding(r.response), "words": r.words,
             "latency_ms": round(r.latency_ms, 2), "reason": r.reason,
         })
-    return _report(scenario, brief, brief_s, lines), lines
+    report = _report(scenario, brief, brief_s, lines)
+    report["lookup"] = {
+        "on": index is not None,
+        "items": len(index) if index is not None else 0,
+        "index_seconds": round(index_s, 3),
+        "answers_from_lookup": sum(bool(x["looked_up"]) for x in lines),
+    }
+    return report, lines
 
 
 def _all_forbidden(scenario: Scenario) -> list[str]:

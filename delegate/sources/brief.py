@@ -112,15 +112,22 @@ def background_item(item: SourceItem, why: str | None) -> BackgroundItem:
     )
 
 
+def live_items(sources: Sources, meeting: Meeting, principal_email: str) -> tuple[list[SourceItem], dict[str, str | None], dict[str, str]]:
+    """The items that existed before the meeting and no later item corrects; why each is private (None:
+    shareable); which items were left out as corrected, and by what."""
+    attendees = _attendee_emails(meeting, sources)
+    pool = [i for i in sources.items if _before(i, meeting)]
+    why = {i.id: why_private(i, attendees, principal_email) for i in pool}
+    replaced = superseded([i for i in pool if why[i.id] is None])
+    return [i for i in pool if i.id not in replaced], why, replaced
+
+
 def build_brief(
     sources: Sources, meeting: Meeting, principal_email: str, principal_name: str | None = None, max_items: int = MAX_ITEMS
 ) -> Brief:
     """The draft brief: the items that matter most for `meeting`, private ones marked with why."""
     attendees = _attendee_emails(meeting, sources)
-    pool = [i for i in sources.items if _before(i, meeting)]
-    why = {i.id: why_private(i, attendees, principal_email) for i in pool}
-    replaced = superseded([i for i in pool if why[i.id] is None])
-    live = [i for i in pool if i.id not in replaced]
+    live, why, replaced = live_items(sources, meeting, principal_email)
     score = _relevance(live, meeting, attendees) if live else np.zeros(0)
     order = [live[k] for k in np.argsort(-score, kind="stable")]
     private_cap = int(max_items * PRIVATE_SHARE)
@@ -137,5 +144,5 @@ def build_brief(
         profile=profile,
         meeting=meeting,
         superseded=[Superseded(item_id=k, by=v) for k, v in replaced.items()],
-        considered=len(pool),
+        considered=len(live) + len(replaced),
     )
