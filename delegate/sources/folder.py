@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 from delegate.sources.calendar import event_item, read_calendar
@@ -13,6 +14,16 @@ from delegate.sources.items import CalendarEvent, Person, SourceError, SourceIte
 from delegate.sources.jira import read_jira
 from delegate.sources.mbox import read_eml, read_mbox
 from delegate.sources.slack import read_slack
+
+
+_ADDRESS = re.compile(r"[\w.+'-]+@[\w-]+(?:\.[\w-]+)+")
+
+
+def _named(item: SourceItem, names: dict[str, str]) -> SourceItem:
+    """The item's title with the people it names by e-mail address named by name ("Mail from Sofia
+    Marchetti", not "sofia.m@..."): a reply draws on the title, and people say names."""
+    title = _ADDRESS.sub(lambda m: names.get(m.group(0).casefold(), m.group(0)), item.title)
+    return item if title == item.title else item.model_copy(update={"title": title})
 
 
 def load_sources(folder: Path) -> Sources:
@@ -61,4 +72,6 @@ def load_sources(folder: Path) -> Sources:
     items += [event_item(e) for e in unique_events]
     unique_items = list({i.id: i for i in reversed(items)}.values())[::-1]
     unique_people = list({p.email.casefold(): p for p in reversed(people)}.values())[::-1]
+    names = {p.email.casefold(): p.name for p in unique_people}
+    unique_items = [_named(i, names) for i in unique_items]
     return Sources(items=tuple(unique_items), events=tuple(unique_events), people=tuple(unique_people), files=tuple(read))

@@ -80,3 +80,10 @@ def test_dev_folder_reads_every_source_once(dev: Path) -> None:
     assert len(ids) == len(set(ids))
     assert {i.source for i in sources.items} == {"slack", "gmail", "calendar", "jira", "drive"}
     assert sources.event("ev25") is not None and sources.name_of("priya.raman@tidewell.example") == "Priya Raman"
+
+
+def test_mail_is_titled_with_the_senders_name_from_the_contacts(sources_dir: Path) -> None:
+    mail = {i.id: i for i in load_sources(sources_dir).items if i.source == "gmail"}
+    assert mail["m2@example.org"].title == "Mail from Ana Ruiz: Re: Lumen launch date"
+    # Someone the contacts do not know keeps their address: nothing is made up.
+    assert mail["m3@example.org"].title.startswith("Mail from dee@example.org")
