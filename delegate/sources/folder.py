@@ -15,7 +15,6 @@ from delegate.sources.jira import read_jira
 from delegate.sources.mbox import read_eml, read_mbox
 from delegate.sources.slack import read_slack
 
-
 _ADDRESS = re.compile(r"[\w.+'-]+@[\w-]+(?:\.[\w-]+)+")
 
 

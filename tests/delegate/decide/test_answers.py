@@ -11,9 +11,12 @@ from delegate.decide.local import LocalEngine
 from delegate.meeting import MeetingState
 from delegate.models import BackgroundItem, Decision, Profile, Utterance
 
-RELEASE = BackgroundItem(context="Lumen release candidate", information="QA signed off the Lumen release candidate: 212 of 214 tests pass.")
+RELEASE = BackgroundItem(
+    context="#lumen: Ben Cho", information="QA signed off the Lumen release candidate: 212 of 214 tests pass.", source="slack", item_id="s1"
+)
 MOVE = BackgroundItem(
-    context="Direct message from Ben", information="Cleo is moving to the Oslo office in May.", shareable=False, why_private="a direct message"
+    context="Direct message from Ben", information="Cleo is moving to the Oslo office in May.", shareable=False,
+    why_private="a direct message", source="slack", item_id="s2",
 )
 
 
@@ -35,6 +38,13 @@ class _Lookup:
     def search(self, text: str, limit: int) -> Sequence[BackgroundItem]:
         self.asked.append(text)
         return self.items[:limit]
+
+
+def test_a_hand_written_brief_is_answered_as_composed() -> None:
+    # The principal's own notes are their choice for this meeting: no word check second-guesses them.
+    mine = RELEASE.model_copy(update={"source": None, "item_id": None})
+    d = _decide(_ana(mine), "Ana, how many customers still use the old Android app on Lumen?")
+    assert "212 of 214" in d.speak
 
 
 def test_a_question_the_brief_answers_is_answered_from_it() -> None:
