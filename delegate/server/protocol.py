@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import re
+from datetime import datetime
 from enum import StrEnum
 from typing import Annotated, Any, Literal
 
@@ -135,6 +136,56 @@ class MeetingSpec(_Message):
         """The attendees, the principal always among them, listed or not."""
         me = self.principal.speaker_label
         return list(self.attendees) if me in self.attendees else [*self.attendees, me]
+
+
+class BriefRequest(BaseModel):
+    """`POST /v1/briefs` body: draft a brief from the server's sources folder for one calendar event, or for a
+    title, time and attendee list."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    principal: str = Field(min_length=3, max_length=320, pattern=r"^[^@\s]+@[^@\s]+$")
+    """The principal's e-mail address: what only they saw is private."""
+    event_id: str | None = Field(default=None, max_length=200)
+    title: str | None = Field(default=None, min_length=1, max_length=500)
+    start: datetime | None = None
+    attendees: list[str] = Field(default_factory=list, max_length=200)
+    """E-mail addresses or names from the contacts."""
+
+    @model_validator(mode="after")
+    def _event_or_title(self) -> BriefRequest:
+        if (self.event_id is None) == (self.title is None):
+            raise ValueError("give either event_id or title (with start and attendees)")
+        return self
+
+
+class BriefAttendee(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    email: str
+    name: str
+
+
+class BriefDraft(BaseModel):
+    """A draft brief for the principal to review: the profile, whom the meeting has, what was left out."""
+
+    model_config = ConfigDict(frozen=True)
+
+    profile: Profile
+    title: str
+    event_id: str | None = None
+    attendees: list[BriefAttendee]
+    superseded: dict[str, str]
+    """Item id left out -> the later item that corrects it."""
+
+
+class SourceEvent(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    id: str
+    summary: str
+    start: datetime
+    private: bool
 
 
 class CreateMeeting(MeetingSpec):
