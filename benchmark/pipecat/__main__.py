@@ -182,6 +182,7 @@ async def _run(worker: Any) -> None:
 
 
 def _quiet_pipecat() -> None:
+    import pipecat  # noqa: F401  (first: without the extra, the error names pipecat, not its logger)
     from loguru import logger
 
     logger.remove()  # pipecat logs every frame's journey at DEBUG to stderr
