@@ -106,6 +106,7 @@ def asr_quality(result: Result, cwd: Path) -> str | None:
 
 
 AUDIO, LLM, VOICE = frozenset({"audio"}), frozenset({"llm"}), frozenset({"voice"})
+PIPECAT = frozenset({"pipecat"})
 
 
 def wav_written(path: str) -> Callable[[Result, Path], str | None]:
@@ -145,6 +146,7 @@ COMMANDS = [
     Command(["benchmark.actions", "--refine", "--json", "actions-refined.json"], LLM, json_has("actions-refined.json"), llm=True),
     Command(["benchmark.latency", "--sizes", "100,200", "--json", "latency.json"], check=json_has("latency.json", "latency_ms")),
     Command(["benchmark.load", "--meetings", "2", "--rate", "2", "--duration", "3", "--json", "load.json"], check=json_has("load.json")),
+    Command(["benchmark.pipecat", "--data", str(REPO / "benchmark" / "fixtures" / "fixture_01_release_planning.json"), "--json", "pipecat.json"], PIPECAT, json_has("pipecat.json", "agree")),
     Command(["benchmark.console_latency", "--utterances", "20", "--rate", "10", "--json", "console.json"], check=json_has("console.json", "watcher_p95_ms")),
     Command(["benchmark.asr", "--json", "asr.json"], AUDIO, asr_quality),
     Command(["benchmark.voice", "--meetings", "2", "--clips", "name_cue", "--stagger", "1", "--no-voice", "--json", "voice.json"], AUDIO, voice_heard),

@@ -27,7 +27,7 @@ import time
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 import numpy as np
 from pydantic import BaseModel
@@ -83,6 +83,15 @@ class ChaosReport(BaseModel):
     duration_s: float
 
 
+class Endpoint(Protocol):
+    """Where a client connects: one server process, or a load balancer in front of several."""
+
+    def ws_url(self, meeting_id: str) -> str: ...
+
+    @property
+    def alive(self) -> bool: ...
+
+
 @dataclass
 class Client:
     """One meeting's client: streams its lines, and resumes on the other process when its connection dies."""
@@ -93,10 +102,14 @@ class Client:
     names: dict[str, str]
     lines: list[tuple[str, str]]
     engine: str
-    servers: list[ServerProcess]
+    servers: list[Endpoint]
     secret: str
     at: int = 0
     sent: list[int] = field(default_factory=list)
+    sent_at: dict[int, float] = field(default_factory=dict)
+    """When each utterance still waiting for its decision was first sent (a resend keeps the first time)."""
+    latencies: list[float] = field(default_factory=list)
+    """First send to decision received, seconds, per decided utterance (a failover's wait included)."""
     acked: set[int] = field(default_factory=set)
     decisions: Counter[int] = field(default_factory=Counter)
     leaked: set[str] = field(default_factory=set)
@@ -127,6 +140,11 @@ class Client:
                     self.acked.add(frame["utterance_id"])
                 elif kind == "decision":
                     d = frame["decision"]
+                    first_sent = self.sent_at.pop(d["utterance_id"], None)
+                    if first_sent is not None:
+                        self.latencies.append(time.perf_counter() - first_sent)
+                    for older in [u for u in self.sent_at if u < d["utterance_id"]]:
+                        del self.sent_at[older]  # superseded: dropped as stale, by design
                     if not frame.get("resumed") or self.decisions[d["utterance_id"]] == 0:
                         self.decisions[d["utterance_id"]] += 1
                     if any(self.secret in (d.get(k) or "") for k in _OUTBOUND):
@@ -191,9 +209,9 @@ class Client:
             return
         raise RuntimeError(f"{self.meeting_id}: could not reconnect within {RECONNECT_S:.0f} s")
 
-    def _next_if_dead(self, server: ServerProcess) -> None:
+    def _next_if_dead(self, server: Endpoint) -> None:
         # As a proxy with health checks does: a meeting stays on its process while that one lives.
-        if server.proc.poll() is not None:
+        if not server.alive:
             self.at += 1
 
     async def _send_utterance(self, uid: int) -> None:
@@ -203,6 +221,7 @@ class Client:
 
     async def say(self, uid: int) -> None:
         self.sent.append(uid)
+        self.sent_at[uid] = time.perf_counter()
         if not self.connected:
             await self.connect()  # resends `uid` with the others the server lacks
             return
@@ -416,7 +435,7 @@ def _clients(
     return clients
 
 
-def _check_meeting(client: Client, events: list[asyncpg.Record]) -> tuple[list[str], int, int, int, int]:
+def check_meeting(client: Client, events: list[asyncpg.Record]) -> tuple[list[str], int, int, int, int]:
     """Problems with one meeting's log, and its lost utterances, lost decisions, duplicates, stale drops."""
     problems: list[str] = []
     mid = client.meeting_id
@@ -448,7 +467,7 @@ def _check_meeting(client: Client, events: list[asyncpg.Record]) -> tuple[list[s
     return problems, lost_utterances, unsettled + unseen, duplicates, len(dropped)
 
 
-async def _read_log(url: str) -> dict[str, list[asyncpg.Record]]:
+async def read_log(url: str) -> dict[str, list[asyncpg.Record]]:
     import asyncpg  # the postgres extra: only a real run needs it
 
     conn = await asyncpg.connect(url)
@@ -496,13 +515,13 @@ async def _run(args: argparse.Namespace, pg_url: str, servers: list[ServerProces
     for r in results:
         if isinstance(r, BaseException):
             client_errors[f"client:{type(r).__name__}:{str(r)[:80]}"] += 1
-    log = await _read_log(pg_url)
+    log = await read_log(pg_url)
 
     problems: list[str] = []
     lost_u = lost_d = dups = stale = leaks = 0
     leaks_by_engine: Counter[str] = Counter()
     for c in clients:
-        p, lu, ld, du, st = _check_meeting(c, log.get(c.meeting_id, []))
+        p, lu, ld, du, st = check_meeting(c, log.get(c.meeting_id, []))
         problems += p
         lost_u, lost_d, dups, stale = lost_u + lu, lost_d + ld, dups + du, stale + st
         client_errors.update(c.errors)

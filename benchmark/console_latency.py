@@ -24,7 +24,7 @@ import typer
 from pydantic import BaseModel
 from websockets.asyncio.client import connect
 
-from benchmark.load import _principal, local_server
+from benchmark.load import local_server, principal_of
 from benchmark.scoring.data import BenchMeeting, load
 from benchmark.typer_call import call
 from delegate.extras import run_cli
@@ -126,7 +126,7 @@ async def run(
         httpx.AsyncClient(base_url=url, timeout=httpx.Timeout(30.0, read=None)) as http,
         connect(ws_url, additional_headers={"Authorization": f"Bearer {token}"}, open_timeout=30) as ws,
     ):
-        principal = _principal(bench, 0)
+        principal = principal_of(bench, 0)
         await ws.send(json.dumps({
             "type": "join", "principal": principal.model_dump(mode="json"), "attendees": bench.attendees,
             "names": bench.names, "engine": engine, "approval": approval,

@@ -1,4 +1,4 @@
-"""`python -m delegate serve | audit | listen | ask`: the command-line entry points."""
+"""`python -m delegate serve | audit | listen | ask | brief`: the command-line entry points."""
 
 from __future__ import annotations
 
@@ -152,6 +152,51 @@ def ask(
     typer.echo(body["text"])
     if body["turn_ids"]:
         typer.echo(f"(turns {', '.join(map(str, body['turn_ids']))}; {', '.join(body['speakers'])}; {body['engine']}, {body['latency_ms']:.1f} ms)")
+
+
+@app.command()
+def brief(
+    sources: Path = typer.Option(..., "--sources", help="The principal's sources folder (slack.json, gmail.json, calendar.json or .ics, mail.mbox, ...)."),
+    event: str = typer.Option(None, "--event", help="The calendar event of the meeting to brief for (its id or UID)."),
+    title: str = typer.Option(None, "--title", help="Without --event: the meeting's title."),
+    start: str = typer.Option(None, "--start", help="Without --event: when it starts (ISO 8601); later messages are left out."),
+    attendee: list[str] = typer.Option(None, "--attendee", help="Without --event: an attendee's e-mail or name (repeat the option)."),
+    principal: str = typer.Option(..., "--principal", help="The principal's e-mail address."),
+    out: Path = typer.Option(None, "--out", "-o", dir_okay=False, help="Write the profile JSON here (default: print it)."),
+) -> None:
+    """Draft the principal's brief for one meeting from their workplace sources; private items are marked, with why."""
+    from datetime import datetime
+
+    from pydantic import ValidationError
+
+    from delegate.sources.brief import Meeting, build_brief
+    from delegate.sources.folder import load_sources
+    from delegate.sources.items import SourceError
+
+    try:
+        found = load_sources(sources)
+        if event is not None:
+            calendar_event = found.event(event)
+            if calendar_event is None:
+                raise SourceError(f"{sources}: no calendar event {event!r} ({len(found.events)} events read)")
+            meeting = Meeting.of_event(calendar_event)
+        elif title is not None:
+            meeting = Meeting(title=title, start=datetime.fromisoformat(start) if start else None, attendees=tuple(attendee or ()))
+        else:
+            raise SourceError("give --event ID, or --title (with --start and --attendee)")
+        draft = build_brief(found, meeting, principal)
+    except (SourceError, ValidationError) as e:
+        raise _fail(str(e).splitlines()[0]) from None
+    except ValueError as e:  # a --start that is not ISO 8601
+        raise _fail(f"--start: {e}") from None
+    text = draft.profile.model_dump_json(indent=1, exclude_none=True)
+    if out is None:
+        typer.echo(text)
+        return
+    out.write_text(text + "\n", encoding="utf-8")
+    shown = draft.profile.background
+    typer.echo(f"{out}: {len(shown)} items ({sum(not b.shareable for b in shown)} private), "
+               f"{len(draft.superseded)} left out as corrected by a later item, from {len(found.files)} files")
 
 
 def main() -> None:

@@ -60,6 +60,10 @@ class Settings(BaseSettings):
     max_body_bytes: int = Field(default=256 * 1024, ge=1024)
     """Largest REST request body; larger ones get 413 `too_large`."""
     max_background_items: int = Field(default=100, ge=0)
+    sources_dir: Path | None = None
+    """The principal's workplace exports (Slack, mail, calendar, ... : docs/sources.md) that the console may
+    draft a brief from (`POST /v1/briefs`). Only this folder is read, never a path a client names; unset,
+    briefing from sources is off."""
     max_item_chars: int = Field(default=2000, ge=1)
     """Per background item (`context` and `information` each), intent, alias, attendee and display name."""
     max_intents: int = Field(default=50, ge=0)

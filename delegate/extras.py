@@ -32,6 +32,7 @@ EXTRA_OF_MODULE: dict[str, Extra] = {
     "psycopg": Extra("postgres", "the PostgreSQL store"),
     "sklearn": Extra("train", "training"),
     "lightgbm": Extra("train", "training"),
+    "pipecat": Extra("pipecat", "the pipecat integration"),
 }
 
 

@@ -325,6 +325,7 @@ def guard_decision(
                 "speak": "",
                 "used_background": [],
                 "used_intents": [],
+                "used_sources": [],
                 "reason": f"stays silent: the privacy guard withheld the speech (rule {verdict.rule})",
             }
     reason = str(update.get("reason", decision.reason))

@@ -51,6 +51,14 @@ class BackgroundItem(BaseModel):
     context: str
     information: str
     shareable: bool = Field(default=True, strict=True)
+    source: str | None = Field(default=None, max_length=40)
+    """Where the item comes from, for a brief built from workplace sources (`slack`, `gmail`, `jira`, ...)."""
+    item_id: str | None = Field(default=None, max_length=200)
+    """The item's id in that source (a message id, an issue key, a document id)."""
+    date: str | None = Field(default=None, max_length=40)
+    """When the source item was written or last changed (ISO 8601)."""
+    why_private: str | None = Field(default=None, max_length=300)
+    """Why the item is not shareable, when a brief built from sources decided so."""
 
 
 class Profile(BaseModel):
@@ -91,6 +99,8 @@ class Decision(BaseModel):
     """Indices into the principal's `background` that the spoken text draws on."""
     used_intents: list[int] = Field(default_factory=list)
     """Indices into the principal's `intents` that the spoken text raises."""
+    used_sources: list[str] = Field(default_factory=list)
+    """Ids of source items outside the brief that the live lookup found and the spoken text draws on."""
 
     @property
     def spoke(self) -> bool:

@@ -34,6 +34,10 @@ class ServerProcess:
     def ws_url(self, meeting_id: str) -> str:
         return f"ws://127.0.0.1:{self.port}/v1/meetings/{meeting_id}/stream"
 
+    @property
+    def alive(self) -> bool:
+        return self.proc.poll() is None
+
     def kill(self) -> None:
         """SIGKILL: no shutdown, no flush, nothing the process can do about it."""
         with contextlib.suppress(ProcessLookupError):

@@ -35,6 +35,7 @@ class CaseResult(BaseModel):
     latency_ms: float
     words: int = 0
     used_background: list[int] = Field(default_factory=list)
+    used_sources: list[str] = Field(default_factory=list)
     private_leak: bool = False
     speech: SpeechChecks | None = None
     guard_blocked: bool = False
@@ -89,6 +90,7 @@ async def run_case(meeting: BenchMeeting, case: Case, engine: Engine, judge: Jud
         latency_ms=latency,
         words=word_count(decision.speak) if decision.spoke else 0,
         used_background=decision.used_background,
+        used_sources=decision.used_sources,
         private_leak=decision.spoke and private_leak(decision.speak, profile),
         speech=check(decision.speak, profile, decision.used_background, _talk(state)) if decision.spoke else None,
         guard_blocked=decision.spoke and _guard_blocks(decision.speak, profile, state),

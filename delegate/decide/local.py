@@ -10,6 +10,7 @@ import asyncio
 import time
 from collections.abc import Callable
 
+from delegate.decide.answers import Lookup, settle
 from delegate.decide.compose import HOLDING_LINE, compose
 from delegate.decide.cues import current_talk, detect
 from delegate.decide.turn_taking import TurnTakingModel
@@ -21,10 +22,16 @@ from delegate.models import Decision, Profile, Scenario
 class LocalEngine:
     name = "local"
 
-    def __init__(self, model_for: Callable[[str], TurnTakingModel] | None = None) -> None:
+    def __init__(
+        self,
+        model_for: Callable[[str], TurnTakingModel] | None = None,
+        lookup_for: Callable[[MeetingState, Profile], Lookup | None] | None = None,
+    ) -> None:
         """`model_for(meeting_id)`: the turn-taking model to use in that meeting (default: the shipped one);
-        the benchmark scores each meeting with a model that did not train on it."""
+        the benchmark scores each meeting with a model that did not train on it. `lookup_for`: the search
+        over the principal's allowed sources in that meeting, if any (built once per meeting by its owner)."""
         self.model_for = model_for
+        self.lookup_for = lookup_for
         # Load the static embeddings now, so the first decision of a meeting is as fast as the others.
         warm_up()
 
@@ -38,12 +45,17 @@ class LocalEngine:
         reason = cue.reason
         used_bg: list[int] = []
         used_int: list[int] = []
+        used_src: list[str] = []
         confidence = cue.confidence
         if cue.scenario is not Scenario.none:
-            words = compose(meeting, principal, cue, current_talk(meeting))
-            if words.text:
-                speak, used_bg, used_int = words.text, words.used_background, words.used_intents
-                source = f"background item {used_bg[0]}" if used_bg else f"intent {used_int[0]}"
+            talk = current_talk(meeting)
+            lookup = self.lookup_for(meeting, principal) if self.lookup_for else None
+            words = settle(meeting, principal, cue, compose(meeting, principal, cue, talk), talk, lookup)
+            if words.text == HOLDING_LINE:
+                speak, reason = HOLDING_LINE, f"{cue.reason}; {words.why}"
+            elif words.text:
+                speak, used_bg, used_int, used_src = words.text, words.used_background, words.used_intents, words.used_sources
+                source = f"background item {used_bg[0]}" if used_bg else f"source item {used_src[0]}" if used_src else f"intent {used_int[0]}"
                 reason = f"{cue.reason}; answers from {source}"
             elif cue.scenario is Scenario.explicit_cue:
                 speak = HOLDING_LINE
@@ -61,6 +73,7 @@ class LocalEngine:
             latency_ms=(time.perf_counter() - t0) * 1000,
             used_background=used_bg,
             used_intents=used_int,
+            used_sources=used_src,
         )
 
     async def decide(self, meeting: MeetingState, principal: Profile) -> Decision:

@@ -33,6 +33,9 @@ from delegate.server.metrics import CONTENT_TYPE, Metrics
 from delegate.server.protocol import (
     MEETING_ID,
     AskRequest,
+    BriefAttendee,
+    BriefDraft,
+    BriefRequest,
     CreateMeeting,
     ErrorCode,
     ErrorMessage,
@@ -41,6 +44,7 @@ from delegate.server.protocol import (
     MeetingList,
     MeetingSummary,
     ProtocolError,
+    SourceEvent,
     SpeechResult,
     ValidationFailure,
     Verdict,
@@ -48,6 +52,9 @@ from delegate.server.protocol import (
 from delegate.server.registry import MeetingSession, Sessions
 from delegate.server.stream import serve_connection
 from delegate.server.watch import Watcher
+from delegate.sources.brief import Meeting, build_brief
+from delegate.sources.folder import load_sources
+from delegate.sources.items import SourceError, Sources
 from delegate.store import open_store
 from delegate.store.lock import DatabaseInUse, DatabaseLock
 
@@ -118,6 +125,36 @@ async def _owned_meeting(meeting_id: str, caller: Caller, svc: ServiceDep) -> Me
 
 
 OwnedMeeting = Annotated[MeetingSession | PastMeeting, Depends(_owned_meeting)]
+
+
+def _sources(settings: Settings) -> Sources:
+    """The server's sources folder, read (only the configured folder: a client never names a path)."""
+    if settings.sources_dir is None:
+        raise ProtocolError(ErrorCode.not_found, "This server has no sources folder to brief from (set DELEGATE_SOURCES_DIR).")
+    try:
+        return load_sources(settings.sources_dir)
+    except SourceError as e:
+        raise ProtocolError(ErrorCode.bad_message, f"The sources folder cannot be read: {e}") from None
+
+
+def _draft(settings: Settings, body: BriefRequest) -> BriefDraft:
+    sources = _sources(settings)
+    if body.event_id is not None:
+        event = sources.event(body.event_id)
+        if event is None:
+            raise ProtocolError(ErrorCode.not_found, f"No calendar event {body.event_id!r} in the sources.")
+        meeting = Meeting.of_event(event)
+    else:
+        meeting = Meeting(title=body.title or "", start=body.start, attendees=tuple(body.attendees))
+    brief = build_brief(sources, meeting, body.principal, max_items=settings.max_background_items)
+    people = [a if "@" in a else sources.email_of(a) or a for a in meeting.attendees]
+    return BriefDraft(
+        profile=brief.profile,
+        title=meeting.title,
+        event_id=meeting.event_id,
+        attendees=[BriefAttendee(email=p, name=sources.name_of(p) if "@" in p else p) for p in people if p.casefold() != body.principal.casefold()],
+        superseded={s.item_id: s.by for s in brief.superseded},
+    )
 
 
 def create_app(settings: Settings | None = None) -> FastAPI:
@@ -229,6 +266,16 @@ def create_app(settings: Settings | None = None) -> FastAPI:
             "engine": session.engine.name,
             "stream": f"/v1/meetings/{meeting_id}/stream",
         }
+
+    @app.get("/v1/sources/events")
+    async def source_events(caller: Caller) -> list[SourceEvent]:
+        sources = await asyncio.to_thread(_sources, settings)
+        return [SourceEvent(id=e.id, summary=e.summary, start=e.start, private=e.private) for e in sorted(sources.events, key=lambda e: e.start)]
+
+    @app.post("/v1/briefs")
+    async def brief_from_sources(body: BriefRequest, caller: Caller) -> BriefDraft:
+        # Reading and weighing a few hundred items takes a fraction of a second: off the event loop.
+        return await asyncio.to_thread(_draft, settings, body)
 
     @app.get("/v1/meetings")
     async def meetings(

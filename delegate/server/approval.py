@@ -79,7 +79,7 @@ def for_bot(decision: Decision, held: HeldSpeech | None) -> tuple[Decision, Appr
         case "approved" | "edited":
             return decision.model_copy(update={"speak": held.text}), held.status
         case status:
-            silent = {"speak": "", "used_background": [], "used_intents": [], "reason": _WITHHELD_REASON[status]}
+            silent = {"speak": "", "used_background": [], "used_intents": [], "used_sources": [], "reason": _WITHHELD_REASON[status]}
             return decision.model_copy(update=silent), status
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import re
+from datetime import datetime
 from enum import StrEnum
 from typing import Annotated, Any, Literal
 
@@ -103,6 +104,13 @@ class _Message(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
 
 
+class _Outbound(BaseModel):
+    """What the server sends: a client reading it ignores fields a newer server added (the server refuses
+    unknown fields in what it reads, never in what it writes)."""
+
+    model_config = ConfigDict(frozen=True, extra="ignore")
+
+
 Approval = Literal["none", "speech", "all"]
 """A meeting's approval setting: `speech` holds what the delegate would say until the principal approves
 it; `all` holds proposed action items too."""
@@ -135,6 +143,56 @@ class MeetingSpec(_Message):
         """The attendees, the principal always among them, listed or not."""
         me = self.principal.speaker_label
         return list(self.attendees) if me in self.attendees else [*self.attendees, me]
+
+
+class BriefRequest(BaseModel):
+    """`POST /v1/briefs` body: draft a brief from the server's sources folder for one calendar event, or for a
+    title, time and attendee list."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    principal: str = Field(min_length=3, max_length=320, pattern=r"^[^@\s]+@[^@\s]+$")
+    """The principal's e-mail address: what only they saw is private."""
+    event_id: str | None = Field(default=None, max_length=200)
+    title: str | None = Field(default=None, min_length=1, max_length=500)
+    start: datetime | None = None
+    attendees: list[str] = Field(default_factory=list, max_length=200)
+    """E-mail addresses or names from the contacts."""
+
+    @model_validator(mode="after")
+    def _event_or_title(self) -> BriefRequest:
+        if (self.event_id is None) == (self.title is None):
+            raise ValueError("give either event_id or title (with start and attendees)")
+        return self
+
+
+class BriefAttendee(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    email: str
+    name: str
+
+
+class BriefDraft(BaseModel):
+    """A draft brief for the principal to review: the profile, whom the meeting has, what was left out."""
+
+    model_config = ConfigDict(frozen=True)
+
+    profile: Profile
+    title: str
+    event_id: str | None = None
+    attendees: list[BriefAttendee]
+    superseded: dict[str, str]
+    """Item id left out -> the later item that corrects it."""
+
+
+class SourceEvent(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    id: str
+    summary: str
+    start: datetime
+    private: bool
 
 
 class CreateMeeting(MeetingSpec):
@@ -260,7 +318,7 @@ _client_adapter: TypeAdapter[ClientMessage] = TypeAdapter(ClientMessage)
 # --- server -> client ------------------------------------------------------------------------------
 
 
-class Ack(_Message):
+class Ack(_Outbound):
     type: Literal["ack"] = "ack"
     of: str
     """The `type` of the message acknowledged."""
@@ -271,7 +329,7 @@ class Ack(_Message):
     """On `join`: the last utterance the server holds; a resuming client sends the ones after it."""
 
 
-class DecisionMessage(_Message):
+class DecisionMessage(_Outbound):
     type: Literal["decision"] = "decision"
     meeting_id: str
     decision: Decision
@@ -282,19 +340,19 @@ class DecisionMessage(_Message):
     (`speak` is empty). To a watcher: the decision as proposed, with where its approval stands."""
 
 
-class ActionMessage(_Message):
+class ActionMessage(_Outbound):
     type: Literal["action"] = "action"
     meeting_id: str
     action: ProposedAction
 
 
-class TranscriptMessage(_Message):
+class TranscriptMessage(_Outbound):
     type: Literal["transcript"] = "transcript"
     meeting_id: str
     utterance: Utterance
 
 
-class ErrorMessage(_Message):
+class ErrorMessage(_Outbound):
     type: Literal["error"] = "error"
     code: ErrorCode
     detail: str
@@ -305,7 +363,7 @@ class ErrorMessage(_Message):
         return cls(code=error.code, detail=error.detail, utterance_id=error.utterance_id)
 
 
-class FieldError(_Message):
+class FieldError(_Outbound):
     loc: str
     """Where in the body, dotted (`principal.background.1.information`)."""
     message: str
@@ -317,7 +375,7 @@ class ValidationFailure(ErrorMessage):
     fields: list[FieldError]
 
 
-class AnswerMessage(_Message):
+class AnswerMessage(_Outbound):
     """The answer to an `ask` frame (`id` echoes the question's)."""
 
     type: Literal["answer"] = "answer"
@@ -326,7 +384,7 @@ class AnswerMessage(_Message):
     answer: Answer
 
 
-class SpeechStart(_Message):
+class SpeechStart(_Outbound):
     """The delegate starts saying `text` (its reply to `utterance_id`): binary frames of 16-bit little-endian
     mono PCM at `sample_rate` follow, paced about as fast as they play, until `speech_end` or `speech_cancel`."""
 
@@ -337,7 +395,7 @@ class SpeechStart(_Message):
     sample_rate: int
 
 
-class SpeechEnd(_Message):
+class SpeechEnd(_Outbound):
     """All the reply's audio has been sent: `duration_ms` of it."""
 
     type: Literal["speech_end"] = "speech_end"
@@ -346,7 +404,7 @@ class SpeechEnd(_Message):
     duration_ms: int
 
 
-class SpeechCancel(_Message):
+class SpeechCancel(_Outbound):
     """The reply's audio stops here (no more of its binary frames): someone else spoke (`barge_in`), a newer
     reply takes its place (`superseded`), or the voice failed (`failed`). It may follow `speech_end` while the
     last audio sent still plays. `played_ms`: how much of it had been heard by then, by the server's clock."""
@@ -364,7 +422,7 @@ ServerMessage = (
 )
 
 
-class SpeechResult(_Message):
+class SpeechResult(_Outbound):
     """A held speech as it stands (the answer to `POST .../speech/{utterance_id}`)."""
 
     utterance_id: int
@@ -376,13 +434,13 @@ class SpeechResult(_Message):
 # --- server -> watcher (`GET /v1/meetings/{id}/events`) -----------------------------------------------
 
 
-class UtteranceEvent(_Message):
+class UtteranceEvent(_Outbound):
     type: Literal["utterance"] = "utterance"
     meeting_id: str
     utterance: Utterance
 
 
-class SpeechPending(_Message):
+class SpeechPending(_Outbound):
     """The delegate would say `text` after `utterance_id`; the bot gets nothing until the principal approves."""
 
     type: Literal["speech_pending"] = "speech_pending"
@@ -393,7 +451,7 @@ class SpeechPending(_Message):
     """Epoch seconds; the floor moving on expires it sooner."""
 
 
-class SpeechResolved(_Message):
+class SpeechResolved(_Outbound):
     type: Literal["speech_resolved"] = "speech_resolved"
     meeting_id: str
     utterance_id: int
@@ -403,13 +461,13 @@ class SpeechResolved(_Message):
     """Why it expired: one of `approval.EXPIRY_REASONS`."""
 
 
-class MeetingEnded(_Message):
+class MeetingEnded(_Outbound):
     type: Literal["meeting_ended"] = "meeting_ended"
     meeting_id: str
     reason: str
 
 
-class Live(_Message):
+class Live(_Outbound):
     """Sent once, after the replay: what follows happens now."""
 
     type: Literal["live"] = "live"
@@ -419,7 +477,7 @@ class Live(_Message):
 WatchEvent = UtteranceEvent | DecisionMessage | SpeechPending | SpeechResolved | ActionMessage | MeetingEnded | Live
 
 
-class BackgroundView(_Message):
+class BackgroundView(_Outbound):
     """A background item as the owner's console shows it: a private one keeps its place, never its words."""
 
     context: str | None = None
@@ -435,7 +493,7 @@ class BackgroundView(_Message):
         ]
 
 
-class MeetingInfo(_Message):
+class MeetingInfo(_Outbound):
     """`GET /v1/meetings/{id}`: the session as it stands."""
 
     meeting_id: str
@@ -457,13 +515,13 @@ class MeetingInfo(_Message):
     None for a meeting logged before the positions of its private items were recorded."""
 
 
-class MeetingSummary(_Message):
+class MeetingSummary(_Outbound):
     meeting_id: str
     open: bool
     """Open (held by a server process, connected or not), or ended."""
 
 
-class MeetingList(_Message):
+class MeetingList(_Outbound):
     """`GET /v1/meetings`: the caller's meetings, newest first, a page at a time."""
 
     meetings: list[MeetingSummary]

@@ -225,8 +225,9 @@ class PostgresStore:
         if self._writer is None or self._writer.done():
             raise RuntimeError("store is not open")
         self._queue.put_nowait(write)
-        # A cancelled caller must not cancel the write: the record goes in regardless.
-        return await asyncio.shield(write.future)
+        # A cancelled caller cancels only its wait: the write is queued and goes in regardless (the writer
+        # skips a future already done).
+        return await write.future
 
     async def _write_loop(self) -> None:
         stop = False

@@ -201,8 +201,9 @@ class SQLiteStore:
         loop = asyncio.get_running_loop()
         future: asyncio.Future[int] = loop.create_future()
         self._queue.put(_Write(sql, params, loop, future))
-        # A cancelled caller must not cancel the write: the record goes in regardless.
-        return await asyncio.shield(future)
+        # A cancelled caller cancels only its wait: the write is queued and goes in regardless (the writer
+        # skips a future already done).
+        return await future
 
     def _events(self, meeting_id: str) -> list[AuditEvent]:
         assert self._reader is not None
@@ -242,10 +243,15 @@ class SQLiteStore:
                     results.extend(self._transaction([write]))
                 except Exception as e:  # the writer must outlive a failed write: its caller gets the error
                     results.append(e)
+        # One wake-up of each caller's event loop per batch, not per write: at 1,000 utterances/s the
+        # wake-ups were a noticeable share of the loop's time.
+        by_loop: dict[asyncio.AbstractEventLoop, list[tuple[asyncio.Future[int], int | BaseException]]] = {}
         for write, result in zip(batch, results, strict=True):
+            by_loop.setdefault(write.loop, []).append((write.future, result))
+        for loop, outcomes in by_loop.items():
             # A caller whose event loop has closed is gone; the writer serves the others.
             with contextlib.suppress(RuntimeError):
-                write.loop.call_soon_threadsafe(_resolve, write.future, result)
+                loop.call_soon_threadsafe(_resolve_all, outcomes)
 
     def _transaction(self, batch: list[_Write]) -> list[int | BaseException]:
         writer = self._writer
@@ -262,6 +268,11 @@ class SQLiteStore:
                 writer.execute("ROLLBACK")
             raise
         return results
+
+
+def _resolve_all(outcomes: list[tuple[asyncio.Future[int], int | BaseException]]) -> None:
+    for future, result in outcomes:
+        _resolve(future, result)
 
 
 def _resolve(future: asyncio.Future[int], result: int | BaseException) -> None:

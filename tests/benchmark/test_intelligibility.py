@@ -4,6 +4,8 @@ prints)."""
 
 from __future__ import annotations
 
+import pytest
+
 from benchmark.intelligibility import measure, normalise, spoken_replies
 from delegate.asr.whisper import load_speech_model
 from delegate.voice.stream import load_synthesizer
@@ -13,6 +15,7 @@ def test_normalising_for_wer_writes_numbers_as_digits_and_drops_punctuation():
     assert normalise("Two thousand items, 2,000 items; the 1st of May, 99.5%!") == "2000 items 2000 items the 1 of may 99.5 %"
 
 
+@pytest.mark.slow
 def test_every_spoken_reply_of_the_fixture_benchmark_is_understood_back():
     replies = spoken_replies()
     assert len(replies) >= 100  # every distinct reply of the snapshot replay (111 when this was written)

@@ -60,6 +60,12 @@ def test_short_run_against_a_server_it_starts(meeting_file: Path, tmp_path: Path
     assert 0 < figures["p50_ms"] <= figures["p95_ms"] <= figures["p99_ms"]
     assert figures["throughput_per_s"] > 0
     assert 20 < figures["server_rss_mb"] < 4096
+    # The server's own CPU over the run, read from its /metrics: spent, and divided over what was sent.
+    assert figures["server_cpu_s"] > 0
+    assert figures["server_cpu_ms_per_utterance"] == pytest.approx(
+        1000 * figures["server_cpu_s"] / report.utterances_sent, rel=0.01, abs=0.01
+    )
+    assert figures["client_cpu_s"] > 0 and figures["loadavg"]
 
 
 def run_against_server_with_token(meeting_file: Path, tmp_path: Path, token: str):  # noqa: ANN201 - a LoadReport

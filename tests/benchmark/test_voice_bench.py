@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 from benchmark.voice import main
 from delegate.asr.whisper import load_speech_model
 from delegate.config import Settings
@@ -37,6 +39,7 @@ def test_a_meeting_past_capacity_is_refused_and_the_other_is_heard(tmp_path: Pat
     assert figures["server_rss_mb"] > 0 and figures["server_cpu_pct"] > 0
 
 
+@pytest.mark.slow
 def test_both_cues_get_a_spoken_reply_timed_from_the_end_of_their_speech(tmp_path: Path) -> None:
     live = start_server(Settings(db_path=tmp_path / "audit.sqlite", api_tokens="", log_level="warning", voice=True))
     load_speech_model()

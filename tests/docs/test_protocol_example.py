@@ -1,5 +1,6 @@
 """docs/protocol.md: its example client runs verbatim against a real server, and its sample frames are real."""
 
+import asyncio
 import json
 import os
 import re
@@ -9,6 +10,8 @@ from pathlib import Path
 
 import pytest
 from pydantic import TypeAdapter
+from websockets.asyncio.client import connect
+from websockets.asyncio.server import ServerConnection, serve
 
 from delegate.config import Settings
 from delegate.server.protocol import ServerMessage
@@ -17,10 +20,13 @@ from testkit.live import start_server
 DOC = Path(__file__).resolve().parents[2] / "docs" / "protocol.md"
 
 
-def _block(lang: str) -> str:
-    m = re.search(rf"```{lang}\n(.*?)```", DOC.read_text(encoding="utf-8"), re.S)
-    assert m, f"no ```{lang} block in {DOC}"
-    return m.group(1)
+def _block(lang: str, index: int = 0) -> str:
+    blocks = re.findall(rf"```{lang}\n(.*?)```", DOC.read_text(encoding="utf-8"), re.S)
+    assert len(blocks) > index, f"no ```{lang} block number {index} in {DOC}"
+    return blocks[index]
+
+
+TYPED, RAW = 0, 1
 
 
 @pytest.fixture
@@ -30,20 +36,69 @@ def server(tmp_path):
     srv.stop()
 
 
-def _run_example(server) -> subprocess.CompletedProcess[str]:
+def _env(server) -> dict[str, str]:
     env = os.environ | {"DELEGATE_URL": f"ws://127.0.0.1:{server.port}"}
     env.pop("DELEGATE_TOKEN", None)
-    return subprocess.run([sys.executable, "-c", _block("python")], env=env, capture_output=True, text=True, timeout=60)
+    return env
 
 
-def test_the_example_client_runs_verbatim_twice(server):
+def _run_example(server, which: int) -> subprocess.CompletedProcess[str]:
+    code = _block("python", which)
+    return subprocess.run([sys.executable, "-c", code], env=_env(server), capture_output=True, text=True, timeout=60)
+
+
+def _check_output(stdout: str) -> None:
+    assert "delegate: The migration finishes on Friday." in stdout
+    # The action frame arrives between the ack and the decision, and goes to the principal,
+    # who is an attendee whether listed or not.
+    assert re.search(r"action for \['Alice Smith'\]: .*rollback drill", stdout, re.I), stdout
+
+
+@pytest.mark.parametrize("which", [TYPED, RAW], ids=["typed-client", "raw-websocket"])
+def test_the_example_clients_run_verbatim_twice(server, which):
     for _ in range(2):  # a second run must not hang on a burnt meeting id
-        done = _run_example(server)
+        done = _run_example(server, which)
         assert done.returncode == 0, done.stderr
-        assert "delegate: The migration finishes on Friday." in done.stdout
-        # The action frame arrives between the ack and the decision, and goes to the principal,
-        # who is an attendee whether listed or not.
-        assert re.search(r"action for \['Alice Smith'\]: .*rollback drill", done.stdout, re.I), done.stdout
+        _check_output(done.stdout)
+
+
+async def test_the_typed_example_resumes_when_its_connection_drops(server):
+    """Between the example and the server, a relay that drops the connection (1012, as a server restart does)
+    right after the first decision, then refuses the first attempt to reconnect: the example must resume."""
+    drops = {"dropped": 0, "refused": 0}
+
+    async def relay(client: ServerConnection) -> None:
+        if drops["dropped"] and not drops["refused"]:
+            drops["refused"] += 1
+            await client.close(1013, "try again later")
+            return
+        async with connect(f"ws://127.0.0.1:{server.port}{client.request.path}") as upstream:
+            async def down() -> None:
+                async for data in upstream:
+                    await client.send(data)
+                    if '"decision"' in str(data) and not drops["dropped"]:
+                        drops["dropped"] += 1
+                        await client.close(1012, "service restart")
+                        return
+
+            async def up() -> None:
+                async for data in client:
+                    await upstream.send(data)
+
+            await asyncio.wait([asyncio.create_task(down()), asyncio.create_task(up())], return_when=asyncio.FIRST_COMPLETED)
+
+    async with serve(relay, "127.0.0.1", 0) as proxy:
+        port = proxy.sockets[0].getsockname()[1]
+        example = await asyncio.create_subprocess_exec(
+            sys.executable, "-c", _block("python", TYPED), env=_env(server) | {"DELEGATE_URL": f"ws://127.0.0.1:{port}"},
+            stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
+        )
+        stdout, stderr = await asyncio.wait_for(example.communicate(), timeout=60)
+    assert example.returncode == 0, stderr.decode()
+    assert drops == {"dropped": 1, "refused": 1}
+    _check_output(stdout.decode())
+    # Each utterance once: nothing lost, nothing sent twice.
+    assert stdout.decode().count("delegate:") == 3, stdout.decode()
 
 
 def test_the_sample_frames_are_what_the_server_sends():

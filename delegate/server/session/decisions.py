@@ -139,16 +139,9 @@ class Decisions(Sequence[Decision]):
 
     async def settle_pending(self, reason: str, newer: int | None = None) -> None:
         """Drop the pending decision, or wait for it if it is already being recorded."""
-        task, utterance_id = self._pending, self._pending_id
-        self._pending = None
-        if task is None or task.done():
+        utterance_id = self._pending_id
+        if not await self._stop_pending():
             return
-        if self._committing:
-            await asyncio.shield(task)
-            return
-        task.cancel()
-        with contextlib.suppress(asyncio.CancelledError):
-            await task
         self._metrics.dropped.inc()
         await self._outbox.audit(AuditKind.decision_dropped, utterance_id, reason=reason, newer_utterance_id=newer)
         self._core.log.info("decision_dropped", utterance_id=utterance_id, reason=reason)
@@ -156,12 +149,18 @@ class Decisions(Sequence[Decision]):
     async def abandon(self) -> None:
         """Let the pending decision go unrecorded (the meeting is let go: the process taking over decides it
         again), unless it is being recorded: then it finishes, or it would be decided twice."""
+        await self._stop_pending()
+
+    async def _stop_pending(self) -> bool:
+        """Cancel the pending decision; True if one was cancelled, False if there was none or it is being
+        recorded (then this waits for it to finish)."""
         task, self._pending = self._pending, None
         if task is None or task.done():
-            return
+            return False
         if self._committing:
             await asyncio.shield(task)
-            return
+            return False
         task.cancel()
         with contextlib.suppress(asyncio.CancelledError):
             await task
+        return True

@@ -126,7 +126,7 @@ async def test_private_notes_answer_the_principal_but_are_not_audited(server: Li
     assert "48000" not in shared["text"]
     await ws.close()
     log = [e.payload for e in read_events(server.settings.db_path, "ask-private")]
-    assert not any("48000" in str(p) for p in log)
+    assert not any("48000" in str(p) for p in log), str([p for p in log if "48000" in str(p)])
 
 
 def test_the_ask_command_asks_a_running_server(server: LiveServer) -> None:

@@ -82,3 +82,17 @@ def test_server_messages_carry_their_type() -> None:
         ).model_dump_json()
     )
     assert frame["type"] == "decision" and frame["decision"]["utterance_id"] == 1
+
+
+def test_a_client_reads_what_a_newer_server_sends_but_the_server_refuses_unknown_fields() -> None:
+    from pydantic import TypeAdapter
+
+    from delegate.server.protocol import ServerMessage
+
+    frame = {"type": "decision", "meeting_id": "m", "approval": "none", "since": "v2",
+             "decision": {"utterance_id": 3, "scenario": "none", "speak": "", "reason": "quiet", "confidence": 0.9,
+                          "engine": "local", "added_later": [1]}}
+    message = TypeAdapter(ServerMessage).validate_json(json.dumps(frame))
+    assert message.type == "decision" and message.decision.utterance_id == 3
+    with pytest.raises(ProtocolError):
+        parse_client_message(json.dumps({"type": "leave", "reason": "bye", "since": "v2"}))

@@ -231,6 +231,25 @@ async def test_non_finite_numbers_are_refused_with_a_clear_error(db: Path, value
     assert "NaN" not in db.read_bytes().decode("latin-1") and "Infinity" not in db.read_bytes().decode("latin-1")
 
 
+async def test_nested_non_finite_numbers_are_refused_beside_nulls(db: Path) -> None:
+    # orjson writes NaN as null: a payload that holds a real null must still have its NaN found, at any depth.
+    store = SQLiteStore(db)
+    store.open()
+    try:
+        with pytest.raises(UnstorableEvent, match="NaN or Infinity"):
+            await store.append(ev(AuditKind.decision, 0, speak=None, floor={"scores": [0.5, float("nan")]}))
+    finally:
+        await store.close()
+    assert read_events(db, "m1") == []
+
+
+async def test_payloads_the_fast_encoder_refuses_are_written_as_before(db: Path) -> None:
+    """Integer keys, integers past 64 bits and lone surrogates: read back as the standard encoder wrote them."""
+    await write(db, [ev(AuditKind.utterance, 0, text="a \ud800 b", edits={3: "x"}, big=2**70, none=None)])
+    (event,) = read_events(db, "m1")
+    assert event.payload == {"text": "a \ud800 b", "edits": {"3": "x"}, "big": 2**70, "none": None}
+
+
 async def test_the_database_is_readable_by_its_owner_only(db: Path) -> None:
     await write(db, [ev(AuditKind.utterance, 0, text="said")])
     for path in db.parent.iterdir():

@@ -146,6 +146,8 @@
 
   const form = $("brief-form");
 
+  const PROVENANCE = ["source", "item_id", "date", "why_private"];
+
   function backgroundRow(item = { context: "", information: "", shareable: true }) {
     const shareable = h("input", { type: "checkbox", checked: item.shareable, class: "bg-shareable" });
     const row = h("div", { class: "bg-row" },
@@ -155,7 +157,10 @@
           h("input", { class: "bg-context", value: item.context, placeholder: "if asked about the database migration" })),
         h("div", { class: "field" },
           h("label", {}, "What to know"),
-          h("textarea", { class: "bg-information", rows: 2, value: item.information, placeholder: "The migration finishes on Friday" }))),
+          h("textarea", { class: "bg-information", rows: 2, value: item.information, placeholder: "The migration finishes on Friday" })),
+        item.source ? h("p", { class: "hint bg-provenance" },
+          `From ${item.source} · ${item.item_id || "?"}${item.date ? ` · ${item.date.slice(0, 10)}` : ""}`) : null,
+        item.why_private ? h("p", { class: "hint bg-why-private" }, `Private: ${item.why_private}`) : null),
       h("div", { class: "bg-side" },
         h("label", { class: "switch", title: "Off: the delegate may use it to reason, never say it" },
           shareable, h("span", { class: "track", "aria-hidden": "true" }), h("span", { class: "switch-label" }, "Shareable")),
@@ -163,6 +168,8 @@
         h("button", { type: "button", class: "link danger", onclick: () => { row.remove(); reindex(); } }, "Remove")));
     shareable.addEventListener("change", () => row.classList.toggle("is-private", !shareable.checked));
     row.classList.toggle("is-private", !item.shareable);
+    // Where a drafted item comes from travels with it into the meeting (and its audit).
+    for (const key of PROVENANCE) if (item[key]) row.dataset[key] = item[key];
     return row;
   }
 
@@ -214,7 +221,9 @@
       const context = row.querySelector(".bg-context").value.trim();
       const information = row.querySelector(".bg-information").value.trim();
       if (!context && !information) continue;
-      background.push({ context, information, shareable: row.querySelector(".bg-shareable").checked });
+      const item = { context, information, shareable: row.querySelector(".bg-shareable").checked };
+      for (const key of PROVENANCE) if (row.dataset[key]) item[key] = row.dataset[key];
+      background.push(item);
     }
     const attendees = [];
     const names = {};
@@ -367,7 +376,50 @@
     showView("home");
     document.title = "Meeting Delegate · Console";
     loadMeetings();
+    loadSourceEvents();
   }
+
+  // --- home: start from sources ------------------------------------------------------------------
+
+  async function loadSourceEvents() {
+    let events;
+    try {
+      events = await api("GET", "/v1/sources/events");
+    } catch {
+      $("sources-box").hidden = true; // no sources folder on this server
+      return;
+    }
+    const select = $("f-src-event");
+    select.replaceChildren(...events.map((e) =>
+      h("option", { value: e.id }, `${e.summary} · ${e.start.slice(0, 16).replace("T", " ")}${e.private ? " (private)" : ""}`)));
+    $("sources-box").hidden = events.length === 0;
+  }
+
+  $("src-draft").addEventListener("click", async () => {
+    const err = $("sources-error");
+    err.hidden = true;
+    let draft;
+    try {
+      draft = await api("POST", "/v1/briefs", { principal: $("f-src-principal").value.trim(), event_id: $("f-src-event").value });
+    } catch (e) {
+      err.textContent = e.message;
+      err.hidden = false;
+      return;
+    }
+    const p = draft.profile;
+    $("f-name").value = p.name;
+    $("f-aliases").value = (p.aliases || []).join(", ");
+    $("background-rows").replaceChildren(...p.background.map((item) => backgroundRow(item)));
+    $("attendee-rows").replaceChildren(...draft.attendees.map((a) => attendeeRow(a.name.split(" ")[0], a.name)));
+    if (draft.event_id) $("f-meeting-id").value = draft.event_id.replace(/[^A-Za-z0-9_.:-]/g, "-").slice(0, 128);
+    reindex();
+    const hidden = p.background.filter((b) => !b.shareable).length;
+    const corrected = Object.keys(draft.superseded).length;
+    const status = $("sources-status");
+    status.textContent = `Drafted ${p.background.length} items for "${draft.title}" (${hidden} private); ` +
+      `${corrected} older items left out because a later one corrects them. Review them below.`;
+    status.hidden = false;
+  });
 
   // --- meeting: watch, approve, summary ----------------------------------------------------------
 

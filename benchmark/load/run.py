@@ -1,8 +1,9 @@
-"""`python -m benchmark.load`: N concurrent WebSocket meetings on a loopback server; decision latency percentiles.
+"""One load run: N client meetings against one server URL; latency, drops, errors, and the server's CPU and memory.
 
 Each meeting replays a fixture meeting's utterances at R per second for S seconds. Latency is measured by
-the client: utterance sent to its decision received. The server runs in a subprocess (or at `--url`, which
-must be loopback), with its own audit database in a temporary folder.
+the client: utterance sent to its decision received. The server's CPU comes from its own `/metrics`
+(`process_cpu_seconds_total`), read before the first join and after the last leave: CPU per utterance is
+the figure that stays comparable when the load client shares the machine.
 """
 
 from __future__ import annotations
@@ -11,29 +12,18 @@ import argparse
 import asyncio
 import contextlib
 import json
-import os
+import resource
 import secrets
-import subprocess
-import sys
-import tempfile
 import time
-from collections.abc import Iterator
 from dataclasses import dataclass, field
-from pathlib import Path
-from urllib.parse import urlsplit
 
 import httpx
 import numpy as np
-import typer
 from pydantic import BaseModel
 from websockets.asyncio.client import ClientConnection, connect
 
-from benchmark.scoring.data import BenchMeeting, load
-from benchmark.typer_call import call
-from delegate.extras import run_cli
+from benchmark.scoring.data import BenchMeeting
 from delegate.models import Profile
-from delegate.server.auth import is_loopback
-from testkit.cluster import free_port
 
 GRACE_S = 5.0
 """How long to wait, after the last utterance, for its decision."""
@@ -56,6 +46,16 @@ class LoadReport(BaseModel):
     dropped: int
     """Utterances whose decision the server dropped because the next one came first (not errors)."""
     error_codes: dict[str, int]
+    server_cpu_s: float | None = None
+    """CPU seconds (user + system) the server process spent from before the first join to after the last leave."""
+    server_cpu_ms_per_utterance: float | None = None
+    """`server_cpu_s` over the utterances sent: the headline, as it does not depend on who else uses the CPU."""
+    server_cpu_share: float | None = None
+    """`server_cpu_s` over the run's wall time: 1.0 is one core fully busy."""
+    client_cpu_s: float | None = None
+    """CPU seconds of this load client over the same time (it shares the machine with the server)."""
+    loadavg: str | None = None
+    """/proc/loadavg at the end of the run: how busy the machine was."""
 
 
 @dataclass
@@ -69,7 +69,7 @@ class _Meeting:
     dropped: int = 0
 
 
-def _principal(bench: BenchMeeting, k: int) -> Profile:
+def principal_of(bench: BenchMeeting, k: int) -> Profile:
     labels = sorted(bench.profiles)
     if labels:
         return bench.profile(labels[k % len(labels)])
@@ -102,7 +102,7 @@ async def _run_meeting(
         async with connect(
             ws_url, additional_headers={"Authorization": f"Bearer {token}"}, open_timeout=30
         ) as ws:
-            principal = _principal(bench, k)
+            principal = principal_of(bench, k)
             join = {
                 "type": "join",
                 "principal": principal.model_dump(mode="json"),
@@ -144,12 +144,38 @@ async def _run_meeting(
     return stats
 
 
-async def _rss_mb(http: httpx.AsyncClient) -> float | None:
+async def process_figures(http: httpx.AsyncClient) -> dict[str, float]:
+    """The server's `process_*` figures from its `/metrics` (empty when it cannot be read)."""
+    figures: dict[str, float] = {}
     with contextlib.suppress(httpx.HTTPError):
         for line in (await http.get("/metrics")).text.splitlines():
-            if line.startswith("process_resident_memory_bytes "):
-                return float(line.split()[1]) / 2**20
-    return None
+            if line.startswith("process_"):
+                name, _, value = line.partition(" ")
+                with contextlib.suppress(ValueError):
+                    figures[name] = float(value)
+    return figures
+
+
+async def _rss_mb(http: httpx.AsyncClient) -> float | None:
+    rss = (await process_figures(http)).get("process_resident_memory_bytes")
+    return None if rss is None else rss / 2**20
+
+
+async def server_cpu_s(http: httpx.AsyncClient) -> float | None:
+    return (await process_figures(http)).get("process_cpu_seconds_total")
+
+
+def client_cpu_s() -> float:
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    return usage.ru_utime + usage.ru_stime
+
+
+def loadavg() -> str | None:
+    try:
+        with open("/proc/loadavg") as f:
+            return " ".join(f.read().split()[:3])
+    except OSError:
+        return None
 
 
 async def _sample_rss(http: httpx.AsyncClient, peak: list[float]) -> None:
@@ -168,6 +194,9 @@ async def run_load(
     async with httpx.AsyncClient(
         base_url=url, headers={"Authorization": f"Bearer {token}"}, timeout=10
     ) as http:
+        cpu_before = await server_cpu_s(http)
+        client_before = client_cpu_s()
+        began = time.perf_counter()
         sampler = asyncio.create_task(_sample_rss(http, rss))
         start = time.perf_counter() + 0.5
         results = await asyncio.wait_for(
@@ -181,6 +210,9 @@ async def run_load(
         )
         elapsed = time.perf_counter() - start
         sampler.cancel()
+        cpu_after = await server_cpu_s(http)
+        client_used = client_cpu_s() - client_before
+        wall = time.perf_counter() - began
         final = await _rss_mb(http)
     if final is not None:
         rss.append(final)
@@ -193,6 +225,8 @@ async def run_load(
     def pct(q: float) -> float | None:
         return round(float(np.percentile(latencies, q)), 3) if latencies.size else None
 
+    sent = sum(r.utterances for r in results)
+    cpu = None if cpu_before is None or cpu_after is None else cpu_after - cpu_before
     return LoadReport(
         p50_ms=pct(50),
         p95_ms=pct(95),
@@ -205,118 +239,36 @@ async def run_load(
         rate=args.rate,
         duration_s=round(elapsed, 2),
         engine=args.engine,
-        utterances_sent=sum(r.utterances for r in results),
+        utterances_sent=sent,
         dropped=sum(r.dropped for r in results),
         error_codes=codes,
+        server_cpu_s=None if cpu is None else round(cpu, 2),
+        server_cpu_ms_per_utterance=None if cpu is None or not sent else round(1000 * cpu / sent, 3),
+        server_cpu_share=None if cpu is None else round(cpu / wall, 3),
+        client_cpu_s=round(client_used, 2),
+        loadavg=loadavg(),
     )
 
 
-@contextlib.contextmanager
-def local_server(
-    engine: str, voice: bool = False, env: dict[str, str] | None = None
-) -> Iterator[tuple[str, str]]:
-    """`python -m delegate serve` on a free loopback port, with a fresh audit database; yields (url, token).
-
-    Without `voice` it loads no voice and speaks to no one (figures about decisions and transcripts).
-    `env`: more environment variables for the server (settings, e.g. `DELEGATE_ASR_MAX_STREAMS`).
-    """
-    token = secrets.token_urlsafe(16)
-    port = free_port()
-    with tempfile.TemporaryDirectory(prefix="delegate-load-") as tmp:
-        env = {
-            **os.environ,
-            "DELEGATE_DB_PATH": str(Path(tmp) / "audit.sqlite"),
-            "DELEGATE_API_TOKENS": token,
-            "DELEGATE_ENGINE": engine,
-            "DELEGATE_LOG_LEVEL": "warning",
-            "DELEGATE_VOICE": "true" if voice else "false",
-            **(env or {}),
-        }
-        log_path = Path(tmp) / "server.log"
-        with log_path.open("wb") as log:
-            proc = subprocess.Popen(
-                [sys.executable, "-m", "delegate", "serve", "--host", "127.0.0.1", "--port", str(port)],
-                env=env,
-                stdout=log,
-                stderr=subprocess.STDOUT,
-            )
-            url = f"http://127.0.0.1:{port}"
-            try:
-                _wait_healthy(url, proc, log_path)
-                yield url, token
-            finally:
-                proc.terminate()
-                try:
-                    proc.wait(timeout=15)
-                except subprocess.TimeoutExpired:
-                    proc.kill()
-                    proc.wait()
+def _ms(v: float | None) -> str:
+    return "-" if v is None else f"{v:.1f} ms"
 
 
-def _wait_healthy(url: str, proc: subprocess.Popen[bytes], log_path: Path, timeout: float = 120.0) -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if proc.poll() is not None:
-            raise RuntimeError(f"server exited with {proc.returncode}:\n{log_path.read_text()[-2000:]}")
-        with contextlib.suppress(httpx.HTTPError):
-            if httpx.get(f"{url}/healthz", timeout=1).status_code == 200:
-                return
-        time.sleep(0.1)
-    raise RuntimeError(f"server not healthy after {timeout:.0f} s:\n{log_path.read_text()[-2000:]}")
-
-
-def _print(report: LoadReport) -> None:
-    def ms(v: float | None) -> str:
-        return "-" if v is None else f"{v:.1f} ms"
-
+def print_report(report: LoadReport) -> None:
     print(
         f"meetings {report.meetings} x {report.rate:g} utt/s for {report.duration_s:.1f} s, engine {report.engine}"
     )
     print(f"utterances sent      {report.utterances_sent}")
     print(f"decisions received   {report.decisions}  (dropped as stale: {report.dropped})")
     print(f"throughput           {report.throughput_per_s:.1f} decisions/s")
-    print(f"latency p50/p95/p99  {ms(report.p50_ms)} / {ms(report.p95_ms)} / {ms(report.p99_ms)}")
+    print(f"latency p50/p95/p99  {_ms(report.p50_ms)} / {_ms(report.p95_ms)} / {_ms(report.p99_ms)}")
     print(f"errors               {report.errors}  {report.error_codes or ''}".rstrip())
     rss = "-" if report.server_rss_mb is None else f"{report.server_rss_mb:.0f} MiB"
     print(f"server RSS (peak)    {rss}")
-
-
-app = typer.Typer(rich_markup_mode=None, add_completion=False, context_settings={"max_content_width": 120})
-
-
-@app.command(help=__doc__.splitlines()[0])
-def _command(
-    meetings: int = typer.Option(10, "--meetings", min=1, help="Concurrent meetings."),
-    rate: float = typer.Option(1.0, "--rate", min=0.001, help="Utterances per second in each meeting."),
-    duration: float = typer.Option(30.0, "--duration", min=0.001, help="Seconds of sending."),
-    url: str = typer.Option(None, "--url", help="A running server (loopback only), e.g. http://127.0.0.1:8000."),
-    token: str = typer.Option("", "--token", help="Bearer token for --url."),
-    engine: str = typer.Option("local", "--engine", help="Engine of every meeting."),
-    data: Path = typer.Option(None, "--data", help="Meeting file or folder (default: the shipped fixtures)."),
-    json_out: Path = typer.Option(None, "--json", help="Write the figures to this file."),
-) -> LoadReport:
-    if url and not is_loopback(urlsplit(url).hostname or ""):
-        typer.echo(f"benchmark.load: --url must be a loopback address, not {url}", err=True)
-        raise typer.Exit(2)
-    args = argparse.Namespace(
-        meetings=meetings, rate=rate, duration=duration, url=url, token=token, engine=engine, data=data, json=json_out
-    )
-    selected = [m for m in load(args.data) if m.utterances]
-    if args.url:
-        report = asyncio.run(run_load(args.url, args.token, selected, args))
-    else:
-        with local_server(args.engine) as (server, key):
-            report = asyncio.run(run_load(server, key, selected, args))
-    _print(report)
-    if args.json:
-        args.json.write_text(report.model_dump_json(indent=2) + "\n")
-    return report
-
-
-def main(argv: list[str] | None = None) -> LoadReport:
-    """Run from the command line, or from code with `argv`; exits (SystemExit) on bad options."""
-    return call(app, argv)
-
-
-if __name__ == "__main__":
-    run_cli(main)
+    if report.server_cpu_ms_per_utterance is not None:
+        print(
+            f"server CPU           {report.server_cpu_ms_per_utterance:.3f} ms per utterance "
+            f"({report.server_cpu_s:.1f} s, {report.server_cpu_share:.0%} of a core); "
+            f"load client {report.client_cpu_s:.1f} s"
+        )
+    print(f"load average         {report.loadavg or '-'}")

@@ -1,0 +1,164 @@
+"""The typed client against real loopback servers: decisions, actions, answers, verdicts, speech, errors, resume."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+from benchmark.asr import AUDIO_FIXTURES
+from delegate.client import ConnectionLost, DelegateClient, DelegateError
+from delegate.config import Settings
+from delegate.server.protocol import ActionMessage, DecisionMessage
+from testkit.live import ALICE, LiveServer, start_server, watch
+
+SIRUI = {
+    "name": "Sirui Zhao",
+    "aliases": ["Sirui"],
+    "background": [
+        {"context": "if asked about the data collection",
+         "information": "The data collection is on track: two hundred recordings are in"}
+    ],
+}
+
+
+@pytest.fixture
+def settings(tmp_path: Path) -> Callable[..., Settings]:
+    def make(**overrides: Any) -> Settings:
+        values: dict[str, Any] = {
+            "db_path": tmp_path / "audit.sqlite", "api_tokens": "", "log_level": "warning", "voice": False
+        }
+        return Settings(**(values | overrides))
+
+    return make
+
+
+@pytest.fixture
+def server(settings: Callable[..., Settings]) -> Iterator[LiveServer]:
+    live = start_server(settings())
+    yield live
+    if live.thread.is_alive():
+        live.stop()
+
+
+def ws_url(live: LiveServer) -> str:
+    return f"ws://127.0.0.1:{live.port}"
+
+
+async def test_a_meeting_gets_typed_decisions_actions_and_answers(server: LiveServer) -> None:
+    seen: list[type] = []
+    async with DelegateClient(
+        ws_url(server), "typed-1", principal=ALICE, attendees=["Bob", "Carol"],
+        on_message=lambda m: seen.append(type(m)),
+    ) as meeting:
+        assert not (await meeting.say("Bob", "Morning all.")).spoke
+        named = await meeting.say("Bob", "Alice, where does the migration stand?")
+        assert named.utterance_id == 1 and named.scenario == "explicit_cue"
+        assert "Friday" in named.speak
+        await meeting.say("Carol", "Alice, can you schedule the rollback drill for Thursday?")
+        (action,) = meeting.actions.values()
+        assert action.assignees == ["Alice Smith"] and "rollback drill" in action.description
+        answer = await meeting.ask("Who will schedule the rollback drill?")
+        assert answer.answered and answer.turn_ids == [2]
+    assert DecisionMessage in seen and ActionMessage in seen
+    with httpx.Client(base_url=server.url) as http:
+        info = http.get("/v1/meetings/typed-1").json()
+    assert info["ended"] and info["utterances"] == 3  # leaving the block left the meeting
+
+
+async def test_a_refused_frame_raises_its_error_and_the_meeting_goes_on(server: LiveServer) -> None:
+    async with DelegateClient(ws_url(server), "typed-errors", principal=ALICE) as meeting:
+        await meeting.say("Bob", "Morning all.", id=5)
+        with pytest.raises(DelegateError) as refused:
+            await meeting.send("Bob", "Going back in time.", id=3)
+        assert refused.value.error.code == "bad_utterance_id"
+        with pytest.raises(DelegateError) as empty:
+            await meeting.say("Bob", "   ")
+        assert empty.value.error.code == "empty_text"
+        decision = await meeting.say("Bob", "Alice, where does the migration stand?", id=7)
+        assert "Friday" in decision.speak
+
+
+async def test_the_client_resumes_across_a_server_restart_and_sends_what_was_missed(
+    server: LiveServer, settings: Callable[..., Settings]
+) -> None:
+    async with DelegateClient(ws_url(server), "typed-resume", principal=ALICE, reconnect_s=30) as meeting:
+        await meeting.say("Bob", "Morning all.")
+        await asyncio.to_thread(server.stop)  # connections closed (1012); the meeting lives on in its log
+        restarted = start_server(settings(), port=server.port)
+        try:
+            decision = await meeting.say("Bob", "Alice, where does the migration stand?", timeout=30)
+            assert decision.utterance_id == 1 and "Friday" in decision.speak
+            assert meeting.reconnects == 1 and meeting.server_last_utterance_id == 0
+        finally:
+            await meeting.close()
+            restarted.stop()
+
+
+async def test_a_new_client_resumes_an_open_meeting_where_the_server_left_it(server: LiveServer) -> None:
+    with pytest.raises(RuntimeError):
+        async with DelegateClient(ws_url(server), "typed-handover", principal=ALICE) as first:
+            await first.say("Bob", "Morning all.")
+            await first.say("Carol", "Let us start with the migration.")
+            raise RuntimeError("the bot crashed")  # leaves the meeting open: only the socket closes
+    async with DelegateClient(ws_url(server), "typed-handover") as second:  # no principal: resume
+        assert second.server_last_utterance_id == 1 and second.next_utterance_id == 2
+        decision = await second.say("Bob", "Alice, where does the migration stand?")
+        assert decision.utterance_id == 2 and "Friday" in decision.speak
+
+
+async def test_a_meeting_that_ended_cannot_be_resumed(server: LiveServer) -> None:
+    async with DelegateClient(ws_url(server), "typed-ended", principal=ALICE) as meeting:
+        await meeting.say("Bob", "Morning all.")
+    with pytest.raises(DelegateError) as closed:
+        async with DelegateClient(ws_url(server), "typed-ended"):
+            pass
+    assert closed.value.error.code == "meeting_closed"
+
+
+async def test_a_held_speech_comes_once_the_principal_approves_an_edit(server: LiveServer) -> None:
+    async with DelegateClient(ws_url(server), "typed-approval", principal=ALICE, approval="speech") as meeting:
+        uid = await meeting.send("Bob", "Alice, where does the migration stand?")
+        async with watch(server, "typed-approval") as events:  # what the principal's console sees
+            await events.until("speech_pending", utterance_id=uid)
+        await meeting.verdict("approve", utterance_id=uid, text="It lands on Friday, all being well.")
+        decision = await meeting.decision(uid)
+        assert decision.speak == "It lands on Friday, all being well."
+        assert meeting.decisions[uid].approval == "edited"
+        with pytest.raises(DelegateError) as again:
+            await meeting.verdict("reject", utterance_id=uid)
+        assert again.value.error.code == "not_pending"
+
+
+async def test_a_taken_over_client_is_told_its_connection_is_gone(server: LiveServer) -> None:
+    async with DelegateClient(ws_url(server), "typed-taken", principal=ALICE) as first:
+        await first.say("Bob", "Morning all.")
+        async with DelegateClient(ws_url(server), "typed-taken") as second:
+            await second.say("Bob", "Alice, where does the migration stand?")
+            with pytest.raises(ConnectionLost):
+                await first.say("Carol", "Anything else?", timeout=5)
+
+
+async def test_speech_in_and_out_with_the_audio_helpers(settings: Callable[..., Settings]) -> None:
+    from delegate.asr.whisper import SAMPLE_RATE, load_speech_model, read_audio
+
+    load_speech_model()  # the server shares this process's model
+    live = start_server(settings(voice=True))
+    try:
+        async with DelegateClient(ws_url(live), "typed-audio", principal=SIRUI, attendees=["Peter"], voice=True) as meeting:
+            await meeting.start_audio(SAMPLE_RATE, speaker="Peter")
+            await meeting.send_pcm(read_audio(AUDIO_FIXTURES / "name_cue.wav"))
+            await meeting.end_audio()
+            decision = await meeting.decision(1, timeout=30)
+            assert decision.scenario == "explicit_cue" and "data collection" in decision.speak
+            speech = await meeting.speech(1)
+            assert speech.text == decision.speak and speech.end is not None
+            assert speech.sample_rate == 22050
+            # All of the reply's audio: about as long as it says it is.
+            assert abs(len(speech.pcm) / 2 / speech.sample_rate * 1000 - speech.end.duration_ms) <= 100
+    finally:
+        live.stop()
