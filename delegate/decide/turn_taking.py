@@ -375,9 +375,14 @@ def brief_vectors(info: tuple[str, ...], contexts: tuple[str, ...], intents: tup
 
 
 def read_brief(candidate: Profile) -> None:
-    """Embed the candidate's brief now (at join), so that the first uncertain moment pays only for its own turn."""
+    """Embed the candidate's brief now (at join), so that the first uncertain moment, and the first reply
+    ranked by `relevance.read_items`, pay only for their own turn."""
+    from delegate.language.encoder import shipped as encoder
+
     if candidate.background or candidate.intents:
         brief_vectors(*brief_texts(candidate))
+        items = candidate.background
+        encoder().encode([*(b.information for b in items), *(b.context or b.information for b in items)])
 
 
 @dataclass(frozen=True, slots=True)

@@ -18,6 +18,7 @@ from delegate.config import Settings
 from delegate.decide import build_engine, engine_kind
 from delegate.decide.base import Engine
 from delegate.extras import EXTRA_OF_MODULE, MissingExtra
+from delegate.language.encoder import shipped as shipped_encoder
 from delegate.meeting import MeetingState
 from delegate.models import BackgroundItem, Profile, Utterance
 from delegate.server.auth import Auth
@@ -95,6 +96,9 @@ async def _warm_up(engine: Engine) -> None:
     )
     try:
         await asyncio.wait_for(engine.decide(meeting, principal), timeout=30)
+        # The sentence encoder reads only the moments the cheap model is unsure of, which a throwaway
+        # decision rarely is: loaded here, not in the first meeting's first unsure moment.
+        await asyncio.to_thread(shipped_encoder().encode, ["Let's get started with the first item."])
     except Exception:
         log.warning("engine_warm_up_failed", engine=engine.name, exc_info=True)
 

@@ -22,6 +22,7 @@ from delegate.actions import Extractor
 from delegate.ask.base import Answer, Asker, Audience
 from delegate.ask.embedded import EmbeddedAsker
 from delegate.decide.base import Engine
+from delegate.decide.turn_taking import read_brief
 from delegate.meeting import MeetingState
 from delegate.models import Decision, Profile, ProposedAction
 from delegate.server.approval import HeldSpeech, for_bot
@@ -205,6 +206,8 @@ class MeetingSession:
             owner=self.owner,
             approval=self.approval,
         )
+        # The principal's brief is read by the sentence encoder once, now, not in the meeting's first reply.
+        await asyncio.to_thread(read_brief, self.principal)
         self._log.info("meeting_created", engine=self.engine.name, principal=self.principal.name)
 
     async def close(self, reason: str, kind: AuditKind = AuditKind.closed) -> None:
@@ -276,6 +279,7 @@ class MeetingSession:
         )
         # Its timer died with the process that held it; the principal may not even be watching here.
         await self.approval_desk.expire_all("taken_over")
+        await asyncio.to_thread(read_brief, self.principal)
 
     def resume_decision(self, utterance_id: int) -> None:
         self.decisions.start(utterance_id)
