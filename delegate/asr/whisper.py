@@ -44,6 +44,7 @@ from delegate.asr.base import (
     SAMPLE_RATE,
     TranscriptEvent,
 )
+from delegate.asr.restarts import drop_loop, join_segments, spoken_segments
 from delegate.config import Settings
 
 if TYPE_CHECKING:
@@ -54,30 +55,22 @@ _VAD_CONTEXT = 64  # samples of the previous window Silero v5+/v6 sees with each
 _FRAMES_PER_S = 100  # Whisper log-Mel frames per second
 _ENCODER_PAD_FRAMES = 200  # padding after the utterance; Whisper stops early on a too tight window
 _MAX_FRAMES = 3000  # Whisper's 30 s window
+_EDGE_S = 0.2
+"""Silence kept around an utterance by the cut: VAD edges are tight."""
 
 
-_SENTENCE_END = (".", "?", "!")
-_RESTART_MIN_WORDS = 3
+def _pad_silence(features: np.ndarray, frames: int) -> np.ndarray:
+    """Log-Mel `features` cut or padded to `frames` with silence.
 
-
-def _word(w: str) -> str:
-    return w.strip(".,?!;:\"'").lower()
-
-
-def drop_restart(text: str) -> str:
-    """`text` without a trailing restart of itself: "It ends Friday. It ends" -> "It ends Friday."
-
-    Whisper's beam search sometimes ends a short clip by starting its first sentence over (about 1 decode
-    in 20 of a 4 s reply, measured on the shipped voice). What follows a sentence end and repeats, word for
-    word, at least three of the words the text began with, was not said twice.
+    A log-Mel frame of zeros is not silence but a loud hum (the features are scaled so that silence sits at
+    their floor, the loudest frame minus 8 in log10): padding with zeros made Whisper hear speech go on
+    after the utterance and invent more, restarts of what it had just said ("and so my fellow Americans
+    and so I fell in the"). Whisper itself pads the audio with zeros, whose frames sit at the floor.
     """
-    words = text.split()
-    for i in range(1, len(words) - _RESTART_MIN_WORDS + 1):
-        if words[i - 1].endswith(_SENTENCE_END) and [_word(w) for w in words[i:]] == [
-            _word(w) for w in words[: len(words) - i]
-        ]:
-            return " ".join(words[:i])
-    return text
+    missing = frames - features.shape[1]
+    if missing <= 0:
+        return features[:, :frames]
+    return np.pad(features, ((0, 0), (0, missing)), constant_values=float(features.min()))
 
 
 def read_audio(path: str | Path) -> bytes:
@@ -153,6 +146,14 @@ class SpeechModel:
         """Text of one utterance (16 kHz float32, at most 30 s); empty when Whisper hears no speech."""
         return self.transcribe_batch([(audio, hotwords)], beam_size=beam_size, pad_frames=pad_frames)[0]
 
+    def transcribe_whole(self, audio: np.ndarray, *, beam_size: int = 5, hotwords: str | None = None) -> str:
+        """A recording of any length decoded by faster-whisper's own long-form path (30 s windows, each
+        conditioned on the text before it): offline transcription, and the yardstick of the streamed path."""
+        segments, _ = self._model.transcribe(
+            audio, language="en", beam_size=beam_size, hotwords=hotwords, vad_filter=False
+        )
+        return " ".join(s.text.strip() for s in segments).strip()
+
     def transcribe_batch(
         self,
         items: Sequence[tuple[np.ndarray, str | None]],
@@ -176,20 +177,18 @@ class SpeechModel:
         frames = min(_MAX_FRAMES, max(f.shape[1] for f in feats) + pad_frames)
         frames += frames % 2  # the encoder's strided convolution halves the length
         features = np.ascontiguousarray(
-            np.stack([np.pad(f, ((0, 0), (0, max(0, frames - f.shape[1]))))[:, :frames] for f in feats])
+            np.stack([_pad_silence(f, frames) for f in feats])
         )
         encoded = self._model.encode(features)
         prompts = self._prompts([items[i][1] for i in live])
-        # Speech runs at about 3 tokens a second; the bound stops a repetition loop early. One call has
-        # one bound, the longest member's; each member's text is cut to its own.
-        bounds = [int(6 * len(items[i][0]) / SAMPLE_RATE) + 8 for i in live]
+        # Speech runs at about 3 tokens a second (plus two timestamps a stretch); the bound stops a
+        # repetition loop early. One call has one bound, the longest member's; each member's is cut to its own.
+        bounds = [int(8 * len(items[i][0]) / SAMPLE_RATE) + 10 for i in live]
         max_new = max(bounds)
         results = self._model.model.generate(
             encoded,
             prompts,
             beam_size=beam_size,
-            # Greedy decodes of audio cut mid-word tend to loop ("Good morning everyone Good morning ...").
-            no_repeat_ngram_size=3 if beam_size == 1 else 0,
             max_length=min(self._model.max_length, len(prompts[0]) + max_new),
             suppress_blank=True,
             suppress_tokens=self._suppress,
@@ -197,17 +196,31 @@ class SpeechModel:
             return_no_speech_prob=True,
         )
         for i, bound, result in zip(live, bounds, results, strict=True):
-            tokens = [t for t in result.sequences_ids[0][:bound] if t < self._tokenizer.eot]
-            avg_logprob = result.scores[0] * len(tokens) / (len(tokens) + 1)
+            ids = result.sequences_ids[0][:bound]
+            avg_logprob = result.scores[0] * len(ids) / (len(ids) + 1)
             # Whisper's own rule for "this was not speech": both signals must agree.
-            if not (result.no_speech_prob > 0.6 and avg_logprob < -1.0):
-                texts[i] = drop_restart(self._tokenizer.decode(tokens).strip())
+            if result.no_speech_prob > 0.6 and avg_logprob < -1.0:
+                continue
+            # Timestamps say where each stretch of text starts: one that starts after the speech (the cut
+            # keeps _EDGE_S of silence after it) was invented over the padding.
+            segments = spoken_segments(
+                ids,
+                timestamp_begin=self._tokenizer.timestamp_begin,
+                eot=self._tokenizer.eot,
+                speech_end_s=len(items[i][0]) / SAMPLE_RATE - _EDGE_S,
+            )
+            said = [self._tokenizer.decode(s).strip() for s in segments]
+            # A decode closes each stretch with a timestamp; one that stops inside a stretch ran into its
+            # length bound, going round a loop.
+            if said and ids and ids[-1] < self._tokenizer.timestamp_begin:
+                said[-1] = drop_loop(said[-1])
+            texts[i] = join_segments(said)
         return texts
 
     def _prompts(self, hotwords: list[str | None]) -> list[list[int]]:
         """Decoder prompts, names first; CTranslate2 wants <|startoftranscript|> at one position in a batch."""
         prompts = [
-            self._model.get_prompt(self._tokenizer, [], without_timestamps=True, hotwords=h) for h in hotwords
+            self._model.get_prompt(self._tokenizer, [], without_timestamps=False, hotwords=h) for h in hotwords
         ]
         if len(prompts) == 1:
             return prompts
@@ -374,7 +387,7 @@ class StreamingTranscriber:
         # A partial decodes at most the utterance's last seconds: its cost, which a final may wait for, is bounded.
         self._partial_window = int(partial_window_s * SAMPLE_RATE)
         self._max_utterance = int(min(max_utterance_s, 28.0) * SAMPLE_RATE)
-        self._pad = int(0.2 * SAMPLE_RATE)  # audio kept around an utterance: VAD edges are tight
+        self._pad = int(_EDGE_S * SAMPLE_RATE)
         # After this much silence the final's audio is all there (the margin is shorter) and most pauses
         # this long end the utterance: its decode starts then (queued streams), not at the cut.
         self._early_after = max(self._pad, int(early_after_s * SAMPLE_RATE))
