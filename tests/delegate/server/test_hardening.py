@@ -10,10 +10,10 @@ from typing import Any
 
 import httpx
 import pytest
-from delegate.server.registry import Sessions
 from websockets.exceptions import ConnectionClosed
 
 from delegate.server.protocol import ErrorCode, ProtocolError, parse_client_message
+from delegate.server.registry import Sessions
 from delegate.store import read_events
 from testkit.live import (
     ALICE,
