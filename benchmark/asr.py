@@ -209,13 +209,19 @@ class SetFigures:
 def run_set(
     label: str, folder: Path, model: SpeechModel, settings: Settings, names: bool, chunk_ms: int
 ) -> tuple[SetFigures, list[ClipRun], list[str]]:
-    from delegate.asr.whisper import StreamingTranscriber
+    from delegate.asr.whisper import StreamingTranscriber, load_turn_end
 
     clips = load_clips(folder)
+    # The end of turn as the service has it (DELEGATE_ASR_TURN_END): smart-turn, or the silence rule.
+    turn_end = load_turn_end(settings) if settings.asr_turn_end == "smart-turn" else None
     runs = []
     for clip in clips:
         transcriber = StreamingTranscriber(
-            model, names=clip.attendees if names else (), silence_s=settings.asr_silence_s
+            model,
+            names=clip.attendees if names else (),
+            silence_s=settings.asr_silence_s,
+            turn_end=turn_end,
+            turn_wait_s=settings.asr_turn_wait_s,
         )
         runs.append(stream_clip(clip, transcriber, chunk_ms))
     wholes = [transcribe_whole(model, clip, names) for clip in clips]

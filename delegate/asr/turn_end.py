@@ -21,6 +21,20 @@ _MODEL_FILE = "pipecat/audio/turn/smart_turn/data/smart-turn-v3.2-cpu.onnx"
 _WINDOW_S = 8  # the model hears the turn's last 8 s, zero-padded in front
 
 
+_DANGLING = frozenset("the a an and or but of because um uh".split())
+"""Words no sentence ends with: a speaker who stops after one has more to say."""
+
+
+def sounds_finished(text: str) -> bool:
+    """Whether recognised words end as a sentence does: Whisper closes what it hears as complete with . ? or !,
+    and leaves a phrase it hears go on open ("the grass and bushes,", "I need the...", "a pink shell was f-")."""
+    text = text.rstrip()
+    if not text or text[-1] not in ".?!" or text.endswith(".."):
+        return False
+    last = text.rstrip(".?!").split()
+    return bool(last) and last[-1].casefold().strip(",;:\"'") not in _DANGLING
+
+
 class TurnEnd(Protocol):
     """The probability that the speech in `audio` (16 kHz float32, ending at the pause) is a finished turn."""
 

@@ -31,6 +31,7 @@ from typing import TYPE_CHECKING
 
 import av
 import numpy as np
+import structlog
 from faster_whisper import WhisperModel
 from faster_whisper.tokenizer import Tokenizer
 from faster_whisper.transcribe import get_suppressed_tokens
@@ -45,10 +46,14 @@ from delegate.asr.base import (
     TranscriptEvent,
 )
 from delegate.asr.restarts import drop_loop, join_segments, spoken_segments
+from delegate.asr.turn_end import sounds_finished
 from delegate.config import Settings
 
 if TYPE_CHECKING:
     from delegate.asr.decode_queue import DecodeListener, DecodeQueue
+    from delegate.asr.turn_end import TurnEnd
+
+log = structlog.get_logger("delegate.asr")
 
 _VAD_WINDOW = 512  # samples per Silero VAD step at 16 kHz
 _VAD_CONTEXT = 64  # samples of the previous window Silero v5+/v6 sees with each window
@@ -57,6 +62,8 @@ _ENCODER_PAD_FRAMES = 200  # padding after the utterance; Whisper stops early on
 _MAX_FRAMES = 3000  # Whisper's 30 s window
 _EDGE_S = 0.2
 """Silence kept around an utterance by the cut: VAD edges are tight."""
+TURN_FINISHED = 0.5
+"""The end-of-turn model's probability from which a pause ends the turn (smart-turn's own threshold)."""
 
 
 def _pad_silence(features: np.ndarray, frames: int) -> np.ndarray:
@@ -153,6 +160,13 @@ class SpeechModel:
             audio, language="en", beam_size=beam_size, hotwords=hotwords, vad_filter=False
         )
         return " ".join(s.text.strip() for s in segments).strip()
+
+    def word_times(self, audio: np.ndarray) -> list[tuple[str, float, float]]:
+        """Each word heard in `audio` with its start and end in seconds (Whisper's cross-attention alignment)."""
+        segments, _ = self._model.transcribe(
+            audio, language="en", beam_size=1, word_timestamps=True, vad_filter=False
+        )
+        return [(w.word.strip(), w.start, w.end) for s in segments for w in (s.words or [])]
 
     def transcribe_batch(
         self,
@@ -280,14 +294,33 @@ async def open_stream(
     model = await asyncio.to_thread(
         load_speech_model, settings.asr_model, settings.asr_threads, settings.asr_workers
     )
+    turn_end = await asyncio.to_thread(load_turn_end, settings) if settings.asr_turn_end == "smart-turn" else None
     return StreamingTranscriber(
         model,
         sample_rate=sample_rate,
         names=names,
         silence_s=settings.asr_silence_s,
+        turn_end=turn_end,
+        turn_wait_s=settings.asr_turn_wait_s,
         listener=listener,
         on_close=on_close,
     )
+
+
+def load_turn_end(settings: Settings) -> TurnEnd | None:
+    """smart-turn when its package is there; None (the silence rule alone) when it is not, said once in the log."""
+    from delegate.asr.turn_end import load_smart_turn
+
+    try:
+        return load_smart_turn()
+    except (ModuleNotFoundError, OSError) as e:
+        _log_no_turn_model(str(e))
+        return None
+
+
+@functools.cache
+def _log_no_turn_model(reason: str) -> None:
+    log.warning("turn_end_unavailable", reason=reason, fallback="silence rule")
 
 
 def _check_rate(sample_rate: int) -> None:
@@ -375,6 +408,8 @@ class StreamingTranscriber:
         early_after_s: float = 0.3,
         max_utterance_s: float = 25.0,
         vad_threshold: float = 0.5,
+        turn_end: TurnEnd | None = None,
+        turn_wait_s: float = 1.5,
         listener: DecodeListener | None = None,
         on_close: Callable[[], None] | None = None,
     ) -> None:
@@ -392,6 +427,14 @@ class StreamingTranscriber:
         # this long end the utterance: its decode starts then (queued streams), not at the cut.
         self._early_after = max(self._pad, int(early_after_s * SAMPLE_RATE))
         self._min_speech = int(0.25 * SAMPLE_RATE)  # shorter bursts are clicks and coughs
+        # With an end-of-turn model the pause is judged when the tentative final is cut: a finished turn
+        # ends there; an unfinished one is held open for up to `turn_wait_s` of silence (a thought that
+        # goes on after a breath). Without it the silence rule alone cuts.
+        self.turn_end = turn_end
+        self._turn_wait = max(self._silence, int(turn_wait_s * SAMPLE_RATE))
+        self._question: tuple[int, np.ndarray] | None = None  # (last speech, audio) the model is to judge
+        self._judged: tuple[int, bool] | None = None  # (last speech, finished) of the current pause
+        self._early_text: tuple[int, str] | None = None  # (end, text) of the tentative final decoded here
         self._threshold = vad_threshold
         self._neg_threshold = max(vad_threshold - 0.15, 0.01)
         self._listener = listener
@@ -414,13 +457,29 @@ class StreamingTranscriber:
     # -- Transcriber -------------------------------------------------------------------------------
 
     def feed(self, pcm: bytes) -> list[TranscriptEvent]:
-        return self._decode_here(self._cut(self._resample(pcm)))
+        events = self._decode_here(self._cut(self._resample(pcm)))
+        if self._question is not None and self.turn_end is not None:
+            end, audio = self._question
+            probability = self.turn_end.complete(audio)
+            heard = self._early_text[1] if self._early_text and self._early_text[0] == end else None
+            events += self._decode_here(self._verdict(end, probability, heard))
+        return events
 
     def flush(self) -> list[TranscriptEvent]:
         return self._decode_here(self._cut_end())
 
     async def afeed(self, pcm: bytes) -> list[TranscriptEvent]:
-        return await self._decode_queued(self._cut(self._resample(pcm)))
+        # The tentative final's decode is queued first, so that it runs while the pause is judged.
+        events = await self._decode_queued(self._cut(self._resample(pcm)))
+        if self._question is not None and self.turn_end is not None:
+            end, audio = self._question
+            probability = await asyncio.to_thread(self.turn_end.complete, audio)
+            heard = None
+            if self._early is not None and self._early[0].end == end:
+                # What the tentative final heard (it was decoding meanwhile): its words judge the pause too.
+                heard = await asyncio.wrap_future(self._early[1])
+            events += await self._decode_queued(self._verdict(end, probability, heard))
+        return events
 
     async def aflush(self) -> list[TranscriptEvent]:
         try:
@@ -443,9 +502,16 @@ class StreamingTranscriber:
         events: list[TranscriptEvent] = []
         for cut in cuts:
             if cut.tentative:
+                if self.turn_end is not None:  # its words judge the pause; the final reuses them
+                    text = self.model.transcribe(cut.audio, beam_size=FINAL_BEAM, hotwords=self.hotwords)
+                    self._early_text = (cut.end, text)
                 continue
             if cut.final:
-                text = self.model.transcribe(cut.audio, beam_size=FINAL_BEAM, hotwords=self.hotwords)
+                if self._early_text is not None and self._early_text[0] == cut.end:
+                    text = self._early_text[1]
+                else:
+                    text = self.model.transcribe(cut.audio, beam_size=FINAL_BEAM, hotwords=self.hotwords)
+                self._early_text = None
             else:
                 text = self.model.transcribe(
                     cut.audio, beam_size=1, hotwords=self.hotwords, pad_frames=PARTIAL_PAD_FRAMES
@@ -513,6 +579,7 @@ class StreamingTranscriber:
 
     def _cut_end(self) -> list[_Cut]:
         """End of the stream: what is pending becomes a final."""
+        self._question = None
         self._append(self._resample.flush())
         cuts = self._run_vad()
         if self._start is not None:
@@ -554,7 +621,7 @@ class StreamingTranscriber:
                         0,
                         self._vad_pos,
                     )
-            elif self._vad_pos - self._last_speech >= self._silence:
+            elif self._vad_pos - self._last_speech >= self._pause_limit():
                 cuts.extend(self._final(self._last_speech))
             elif (
                 self._vad_pos - self._last_speech >= self._early_after
@@ -564,7 +631,34 @@ class StreamingTranscriber:
                 self._tentative_end = self._last_speech
                 end = self._last_speech
                 cuts.append(_Cut(self._slice(self._start, end), self._start, end, final=True, tentative=True))
+                if self.turn_end is not None:
+                    # The model hears the turn up to now, the pause included, as pipecat feeds it.
+                    self._question = (end, self._slice(self._start, self._vad_pos - self._pad))
         return cuts
+
+    def _pause_limit(self) -> int:
+        """Silence that ends the current utterance: the silence rule, or the wait of a turn judged unfinished."""
+        if self.turn_end is None or self._speech < self._min_speech:
+            return self._silence  # no model, or too short a burst to be judged (and to be kept)
+        if self._judged is not None and self._judged[0] == self._last_speech and self._judged[1]:
+            return self._early_after
+        return self._turn_wait
+
+    def _verdict(self, end: int, probability: float, heard: str | None) -> list[_Cut]:
+        """The pause after stream sample `end` is judged: a finished turn is cut now, if still pausing.
+
+        Finished when the model hears a finished turn and the words heard so far end as a sentence does:
+        the model alone takes a breath after a complete-sounding phrase for an end ("the grass and bushes,").
+        """
+        self._question = None
+        finished = probability >= TURN_FINISHED and (not heard or sounds_finished(heard))
+        log.debug(
+            "turn_end", finished=finished, probability=round(probability, 3), heard=heard, at_s=end / SAMPLE_RATE
+        )
+        self._judged = (end, finished)
+        if finished and self._start is not None and self._last_speech == end:
+            return self._final(end)
+        return []
 
     def _final(self, end: int) -> list[_Cut]:
         """The current utterance, ending at stream sample `end`, to decode; a new one starts."""
