@@ -92,7 +92,7 @@ class Settings(BaseSettings):
     """Who ends a turn at a pause: smart-turn v3.2 from the audio (the `audio` extra; the silence rule when it
     is missing), or the silence rule alone."""
     asr_turn_wait_s: float = Field(default=1.5, ge=0.3, le=10.0)
-    """Longest pause of a turn smart-turn judges unfinished before it is cut anyway."""
+    """Longest pause held open when the words heard so far do not end a sentence, before the turn is cut anyway."""
     asr_threads: int = Field(default=2, ge=1)
     """CPU threads of one speech-recognition call; calls from all meetings run one at a time (several
     meetings' finals in one batched call)."""

@@ -191,7 +191,7 @@ class DecodeQueue:
             items = [(j.audio, j.hotwords) for j in batch]
             try:
                 if final:
-                    texts = self.model.transcribe_batch(items, beam_size=self.final_beam)
+                    texts = self.model.transcribe_batch(items, beam_size=self.final_beam, check_names=True)
                 else:
                     texts = self.model.transcribe_batch(items, beam_size=1, pad_frames=PARTIAL_PAD_FRAMES)
             except Exception as e:  # a fault of the model must reach the streams, not end the worker

@@ -21,6 +21,7 @@ from __future__ import annotations
 import asyncio
 import functools
 import importlib.resources
+import re
 import threading
 from collections import deque
 from collections.abc import Callable, Iterable, Sequence
@@ -30,6 +31,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 import av
+import ctranslate2
 import numpy as np
 import structlog
 from faster_whisper import WhisperModel
@@ -45,6 +47,7 @@ from delegate.asr.base import (
     SAMPLE_RATE,
     TranscriptEvent,
 )
+from delegate.asr.names_heard import best_reading, name_readings, names_to_check
 from delegate.asr.restarts import drop_loop, join_segments, spoken_segments
 from delegate.asr.turn_end import sounds_finished
 from delegate.config import Settings
@@ -62,6 +65,10 @@ _ENCODER_PAD_FRAMES = 200  # padding after the utterance; Whisper stops early on
 _MAX_FRAMES = 3000  # Whisper's 30 s window
 _EDGE_S = 0.2
 """Silence kept around an utterance by the cut: VAD edges are tight."""
+_NAME_CHECK_FRAMES = 15 * _FRAMES_PER_S
+"""Utterances longer than this are not checked for names: a call by name is short, the check's cost is not."""
+_SCORE_BATCH = 16
+_ADDRESSING = re.compile(r"\?|\b(?:you|your|yours|please)\b", re.IGNORECASE)
 TURN_FINISHED = 0.5
 """The end-of-turn model's probability from which a pause ends the turn (smart-turn's own threshold)."""
 
@@ -149,9 +156,12 @@ class SpeechModel:
         beam_size: int,
         hotwords: str | None = None,
         pad_frames: int = _ENCODER_PAD_FRAMES,
+        check_names: bool = False,
     ) -> str:
         """Text of one utterance (16 kHz float32, at most 30 s); empty when Whisper hears no speech."""
-        return self.transcribe_batch([(audio, hotwords)], beam_size=beam_size, pad_frames=pad_frames)[0]
+        return self.transcribe_batch(
+            [(audio, hotwords)], beam_size=beam_size, pad_frames=pad_frames, check_names=check_names
+        )[0]
 
     def transcribe_whole(self, audio: np.ndarray, *, beam_size: int = 5, hotwords: str | None = None) -> str:
         """A recording of any length decoded by faster-whisper's own long-form path (30 s windows, each
@@ -174,11 +184,13 @@ class SpeechModel:
         *,
         beam_size: int,
         pad_frames: int = _ENCODER_PAD_FRAMES,
+        check_names: bool = False,
     ) -> list[str]:
         """The text of several utterances (audio, names to expect) in one encoder and one decoder call.
 
         Each is padded to the longest one (plus Whisper's margin), so a batch of similar lengths costs
         little more than its longest member alone in the decoder, and the sum of its members in the encoder.
+        `check_names` (finals): a name the text misses is looked for where people are called (names_heard).
         """
         texts = [""] * len(items)
         live = [i for i, (audio, _) in enumerate(items) if len(audio) >= _VAD_WINDOW]
@@ -229,7 +241,39 @@ class SpeechModel:
             if said and ids and ids[-1] < self._tokenizer.timestamp_begin:
                 said[-1] = drop_loop(said[-1])
             texts[i] = join_segments(said)
+        if check_names:
+            for k, i in enumerate(live):
+                texts[i] = self._check_names(texts[i], items[i][1], encoded, k, feats[k].shape[1])
         return texts
+
+    def _check_names(
+        self, text: str, hotwords: str | None, encoded: ctranslate2.StorageView, row: int, frames: int
+    ) -> str:
+        """`text`, or the reading with an attendee's name in that the audio supports as well (names_heard)."""
+        # Someone is called by name with a question or a request; other turns are not worth the decodes.
+        if not hotwords or frames > _NAME_CHECK_FRAMES or not _ADDRESSING.search(text):
+            return text
+        readings = name_readings(text, names_to_check(hotwords))
+        if not readings:
+            return text
+        scores = self.score_texts(encoded, row, frames, [text, *readings], hotwords)
+        return best_reading(scores[0], readings, scores[1:]) or text
+
+    def score_texts(
+        self, encoded: ctranslate2.StorageView, row: int, frames: int, texts: list[str], hotwords: str | None
+    ) -> list[float]:
+        """Log-probability (summed over tokens) of each text as the transcript of the encoded audio `row`,
+        with the names in the prompt as the decode had them."""
+        start = self._model.get_prompt(self._tokenizer, [], without_timestamps=True, hotwords=hotwords)
+        one = np.asarray(encoded)[row : row + 1]
+        scores: list[float] = []
+        for lo in range(0, len(texts), _SCORE_BATCH):
+            part = texts[lo : lo + _SCORE_BATCH]
+            tokens = [self._tokenizer.encode(" " + t.strip()) + [self._tokenizer.eot] for t in part]
+            batch = ctranslate2.StorageView.from_array(np.ascontiguousarray(np.repeat(one, len(part), axis=0)))
+            for result in self._model.model.align(batch, start, tokens, frames):
+                scores.append(float(np.sum(np.log(np.maximum(result.text_token_probs, 1e-9)))))
+        return scores
 
     def _prompts(self, hotwords: list[str | None]) -> list[list[int]]:
         """Decoder prompts, names first; CTranslate2 wants <|startoftranscript|> at one position in a batch."""
@@ -410,12 +454,15 @@ class StreamingTranscriber:
         vad_threshold: float = 0.5,
         turn_end: TurnEnd | None = None,
         turn_wait_s: float = 1.5,
+        check_names: bool = True,
         listener: DecodeListener | None = None,
         on_close: Callable[[], None] | None = None,
     ) -> None:
         _check_rate(sample_rate)
         self.model = model
         self.hotwords = name_prompt(names)
+        self.check_names = check_names
+        """Finals decoded here look for the names their text misses (names_heard); the queue's always do."""
         self._resample = _Resampler(sample_rate)
         self._silence = int(silence_s * SAMPLE_RATE)
         self._partial_every = int(partial_every_s * SAMPLE_RATE)
@@ -427,13 +474,13 @@ class StreamingTranscriber:
         # this long end the utterance: its decode starts then (queued streams), not at the cut.
         self._early_after = max(self._pad, int(early_after_s * SAMPLE_RATE))
         self._min_speech = int(0.25 * SAMPLE_RATE)  # shorter bursts are clicks and coughs
-        # With an end-of-turn model the pause is judged when the tentative final is cut: a finished turn
-        # ends there; an unfinished one is held open for up to `turn_wait_s` of silence (a thought that
-        # goes on after a breath). Without it the silence rule alone cuts.
+        # With an end-of-turn model the pause is judged when the tentative final is cut (`_verdict`): a
+        # finished turn ends there; an unfinished one is held open for up to `turn_wait_s` of silence (a
+        # thought that goes on after a breath). Without it the silence rule alone cuts.
         self.turn_end = turn_end
         self._turn_wait = max(self._silence, int(turn_wait_s * SAMPLE_RATE))
         self._question: tuple[int, np.ndarray] | None = None  # (last speech, audio) the model is to judge
-        self._judged: tuple[int, bool] | None = None  # (last speech, finished) of the current pause
+        self._judged: tuple[int, int] | None = None  # (last speech, silence that ends it) of the judged pause
         self._early_text: tuple[int, str] | None = None  # (end, text) of the tentative final decoded here
         self._threshold = vad_threshold
         self._neg_threshold = max(vad_threshold - 0.15, 0.01)
@@ -503,14 +550,18 @@ class StreamingTranscriber:
         for cut in cuts:
             if cut.tentative:
                 if self.turn_end is not None:  # its words judge the pause; the final reuses them
-                    text = self.model.transcribe(cut.audio, beam_size=FINAL_BEAM, hotwords=self.hotwords)
+                    text = self.model.transcribe(
+                        cut.audio, beam_size=FINAL_BEAM, hotwords=self.hotwords, check_names=self.check_names
+                    )
                     self._early_text = (cut.end, text)
                 continue
             if cut.final:
                 if self._early_text is not None and self._early_text[0] == cut.end:
                     text = self._early_text[1]
                 else:
-                    text = self.model.transcribe(cut.audio, beam_size=FINAL_BEAM, hotwords=self.hotwords)
+                    text = self.model.transcribe(
+                        cut.audio, beam_size=FINAL_BEAM, hotwords=self.hotwords, check_names=self.check_names
+                    )
                 self._early_text = None
             else:
                 text = self.model.transcribe(
@@ -637,26 +688,32 @@ class StreamingTranscriber:
         return cuts
 
     def _pause_limit(self) -> int:
-        """Silence that ends the current utterance: the silence rule, or the wait of a turn judged unfinished."""
+        """Silence that ends the current utterance: the silence rule, or what the judged pause allows."""
         if self.turn_end is None or self._speech < self._min_speech:
             return self._silence  # no model, or too short a burst to be judged (and to be kept)
-        if self._judged is not None and self._judged[0] == self._last_speech and self._judged[1]:
-            return self._early_after
-        return self._turn_wait
+        if self._judged is not None and self._judged[0] == self._last_speech:
+            return self._judged[1]
+        return self._turn_wait  # being judged
 
     def _verdict(self, end: int, probability: float, heard: str | None) -> list[_Cut]:
-        """The pause after stream sample `end` is judged: a finished turn is cut now, if still pausing.
+        """The pause after stream sample `end` is judged; a turn judged finished is cut now, if still pausing.
 
-        Finished when the model hears a finished turn and the words heard so far end as a sentence does:
-        the model alone takes a breath after a complete-sounding phrase for an end ("the grass and bushes,").
+        The words hold a turn open: a phrase that does not end as a sentence does ("the grass and bushes,",
+        "I need the...") waits up to `turn_wait_s`. The sound ends it early, with the words' agreement: the
+        model alone hears a complete-sounding phrase for an end ("She saw a cat"), and synthetic voices
+        fool it. When only the sound doubts the end, the silence rule decides.
         """
         self._question = None
-        finished = probability >= TURN_FINISHED and (not heard or sounds_finished(heard))
-        log.debug(
-            "turn_end", finished=finished, probability=round(probability, 3), heard=heard, at_s=end / SAMPLE_RATE
-        )
-        self._judged = (end, finished)
-        if finished and self._start is not None and self._last_speech == end:
+        words_finished = not heard or sounds_finished(heard)
+        if not words_finished:
+            limit = self._turn_wait
+        elif probability >= TURN_FINISHED:
+            limit = self._early_after
+        else:
+            limit = self._silence
+        log.debug("turn_end", probability=round(probability, 3), heard=heard, wait_s=limit / SAMPLE_RATE)
+        self._judged = (end, limit)
+        if limit <= self._early_after and self._start is not None and self._last_speech == end:
             return self._final(end)
         return []
 

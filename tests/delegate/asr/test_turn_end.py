@@ -70,7 +70,7 @@ def test_a_finished_sentence_is_cut_sooner_than_the_silence_rule_would(model, ha
     assert by_model.wait_s <= by_silence.wait_s - 0.1, (by_model.wait_s, by_silence.wait_s)
 
 
-def test_a_pause_heard_as_unfinished_holds_the_turn_open_where_silence_cuts_it(model, harvard) -> None:
+def test_a_pause_after_words_that_go_on_holds_the_turn_open_where_silence_cuts_it(model, harvard) -> None:
     turn = harvard[("A pink shell was found on the sandy beach.", 1.2)]
     by_silence = stream_turn(turn, model, None, silence_s=0.5, turn_wait_s=1.5)
     by_model = stream_turn(turn, model, load_smart_turn(), silence_s=0.5, turn_wait_s=1.5)
