@@ -222,6 +222,7 @@ def run_set(
             silence_s=settings.asr_silence_s,
             turn_end=turn_end,
             turn_wait_s=settings.asr_turn_wait_s,
+            check_names=settings.asr_check_names,
         )
         runs.append(stream_clip(clip, transcriber, chunk_ms))
     wholes = [transcribe_whole(model, clip, names) for clip in clips]

@@ -61,5 +61,5 @@ class Decoder(Protocol):
         *,
         beam_size: int,
         pad_frames: int = ...,
-        check_names: bool = ...,
+        check_names: bool | Sequence[bool] = ...,
     ) -> list[str]: ...

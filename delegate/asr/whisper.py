@@ -100,7 +100,8 @@ def default_model_path() -> Path:
 
 
 def name_prompt(names: Iterable[str]) -> str | None:
-    """The names recognition should expect (attendees, the principal and their aliases), once each."""
+    """The names recognition should expect (the principal first, their aliases, the attendees), once each;
+    finals are checked against the audio for the first (delegate.asr.names_heard)."""
     seen: dict[str, None] = {}
     for name in names:
         name = " ".join(name.split())
@@ -184,13 +185,14 @@ class SpeechModel:
         *,
         beam_size: int,
         pad_frames: int = _ENCODER_PAD_FRAMES,
-        check_names: bool = False,
+        check_names: bool | Sequence[bool] = False,
     ) -> list[str]:
         """The text of several utterances (audio, names to expect) in one encoder and one decoder call.
 
         Each is padded to the longest one (plus Whisper's margin), so a batch of similar lengths costs
         little more than its longest member alone in the decoder, and the sum of its members in the encoder.
-        `check_names` (finals): a name the text misses is looked for where people are called (names_heard).
+        `check_names` (finals; one for all, or one per item): the principal's name the text misses is looked
+        for where people are called (names_heard).
         """
         texts = [""] * len(items)
         live = [i for i, (audio, _) in enumerate(items) if len(audio) >= _VAD_WINDOW]
@@ -241,8 +243,9 @@ class SpeechModel:
             if said and ids and ids[-1] < self._tokenizer.timestamp_begin:
                 said[-1] = drop_loop(said[-1])
             texts[i] = join_segments(said)
-        if check_names:
-            for k, i in enumerate(live):
+        checks = [check_names] * len(items) if isinstance(check_names, bool) else list(check_names)
+        for k, i in enumerate(live):
+            if checks[i]:
                 texts[i] = self._check_names(texts[i], items[i][1], encoded, k, feats[k].shape[1])
         return texts
 
@@ -346,6 +349,7 @@ async def open_stream(
         silence_s=settings.asr_silence_s,
         turn_end=turn_end,
         turn_wait_s=settings.asr_turn_wait_s,
+        check_names=settings.asr_check_names,
         listener=listener,
         on_close=on_close,
     )
@@ -462,7 +466,7 @@ class StreamingTranscriber:
         self.model = model
         self.hotwords = name_prompt(names)
         self.check_names = check_names
-        """Finals decoded here look for the names their text misses (names_heard); the queue's always do."""
+        """Finals look for the principal's name their text misses, against the audio (names_heard)."""
         self._resample = _Resampler(sample_rate)
         self._silence = int(silence_s * SAMPLE_RATE)
         self._partial_every = int(partial_every_s * SAMPLE_RATE)
@@ -585,7 +589,7 @@ class StreamingTranscriber:
         for cut in cuts:
             if cut.tentative:
                 self._withdraw_early()
-                self._early = (cut, queue.final(self, cut.audio, self.hotwords, self._listener))
+                self._early = (cut, queue.final(self, cut.audio, self.hotwords, self._listener, self.check_names))
             elif cut.final:
                 early, self._early = self._early, None
                 if early is not None and (early[0].start, early[0].end) == (cut.start, cut.end):
@@ -593,7 +597,7 @@ class StreamingTranscriber:
                 else:
                     if early is not None:
                         queue.withdraw(early[1])
-                    future = queue.final(self, cut.audio, self.hotwords, self._listener)
+                    future = queue.final(self, cut.audio, self.hotwords, self._listener, self.check_names)
                 events.extend(self._event(cut, await asyncio.wrap_future(future)))
             else:
                 # A newer partial supersedes a waiting one (the queue sheds it, its future says None).

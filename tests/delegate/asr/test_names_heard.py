@@ -10,18 +10,20 @@ from benchmark.asr import REAL_SPEECH, load_clips
 from delegate.asr.names_heard import MIN_GAIN, best_reading, name_readings, names_to_check
 
 
-def test_names_to_check_are_each_name_and_its_first_word_once() -> None:
-    assert names_to_check("Peter, Sirui Zhao, peter") == ["Peter", "Sirui Zhao", "Sirui", "peter"]
+def test_the_name_checked_is_the_principals_first_name_the_prompt_opens_with() -> None:
+    assert names_to_check("Sirui Zhao, Peter, Anna") == ["Sirui"]
+    assert names_to_check("Anna, Peter") == ["Anna"]
     assert names_to_check(None) == []
 
 
 def test_readings_put_the_name_where_people_are_called_over_the_words_it_may_have_become() -> None:
-    readings = name_readings("Okay, you're a junt, how is the data collection going?", ["Tigist"])
-    assert "Okay, Tigist, how is the data collection going?" in readings  # three words were the name
-    assert "Okay, Tigist, you're a junt, how is the data collection going?" in readings  # the name dropped
+    readings = name_readings("Okay, Siri we, how is the data collection going?", ["Sirui"])
+    assert "Okay, Sirui, how is the data collection going?" in readings  # two words were the name
+    assert "Okay, Sirui, Siri we, how is the data collection going?" in readings  # the name dropped
+    assert not any("Okay, Sirui, going?" in r for r in readings)  # at most MAX_HIDDEN_WORDS hidden
     closing = name_readings("Is that right, and you?", ["Anna"])
     assert "Is that right, Anna?" in closing
-    assert all(r.count("Tigist") == 1 for r in readings)
+    assert all(r.count("Sirui") == 1 for r in readings)
 
 
 def test_no_readings_when_the_name_is_already_there_or_nothing_was_heard() -> None:
