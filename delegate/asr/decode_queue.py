@@ -190,6 +190,9 @@ class DecodeQueue:
                 if batch[0].final and any(now - j.queued > self.hold_s for j in batch):
                     self._quiet_until = now + self.quiet_s
                     shed, self._partials = list(self._partials.values()), {}
+                # Checking a name against the audio (names_heard) costs several decodes: only with room, as
+                # partials; under load a final goes out as heard.
+                room = not self._finals and now >= self._quiet_until
             self._shed(shed)
             for job in batch:
                 if job.listener is not None:
@@ -199,7 +202,7 @@ class DecodeQueue:
             try:
                 if final:
                     texts = self.model.transcribe_batch(
-                        items, beam_size=self.final_beam, check_names=[j.check_names for j in batch]
+                        items, beam_size=self.final_beam, check_names=[j.check_names and room for j in batch]
                     )
                 else:
                     texts = self.model.transcribe_batch(items, beam_size=1, pad_frames=PARTIAL_PAD_FRAMES)
