@@ -26,7 +26,7 @@ from delegate.extras import run_cli
 from delegate.resources import package_path
 
 if TYPE_CHECKING:
-    from delegate.asr.whisper import StreamingTranscriber, TranscriptEvent
+    from delegate.asr.whisper import SpeechModel, StreamingTranscriber, TranscriptEvent
 
 AUDIO_FIXTURES = package_path("benchmark", "audio_fixtures")
 """The top-level `audio_fixtures/`, shipped in the wheel so that the benchmark runs where it is installed."""
@@ -34,9 +34,14 @@ console = Console()
 app = typer.Typer(rich_markup_mode=None, add_completion=False)
 
 
+_DIGITS = "zero one two three four five six seven eight nine".split()
+
+
 def words(text: str) -> list[str]:
-    """Lower-case words without punctuation: what WER compares."""
-    return re.sub(r"[^a-z0-9' ]", " ", text.lower()).replace("'", "").split()
+    """Lower-case words without punctuation, each digit spelled out ("415" -> four one five): what WER
+    compares. Digits are read one by one in the spoken-digit clips; Whisper writes them as numerals."""
+    plain = re.sub(r"[^a-z0-9' ]", " ", text.lower()).replace("'", "")
+    return re.sub(r"\d", lambda m: f" {_DIGITS[int(m.group())]} ", plain).split()
 
 
 def edit_distance(ref: list[str], hyp: list[str]) -> int:
@@ -46,6 +51,26 @@ def edit_distance(ref: list[str], hyp: list[str]) -> int:
         for j, h in enumerate(hyp, 1):
             diag, row[j] = row[j], min(row[j] + 1, row[j - 1] + 1, diag + (r != h))
     return row[-1]
+
+
+def error_counts(ref: list[str], hyp: list[str]) -> tuple[int, int]:
+    """(errors, insertions) of the cheapest alignment of `hyp` to `ref`: words the recogniser invented."""
+    row = [(j, j) for j in range(len(hyp) + 1)]
+    for i, r in enumerate(ref, 1):
+        diag, row[0] = row[0], (i, 0)
+        for j, h in enumerate(hyp, 1):
+            sub = (diag[0] + (r != h), diag[1])
+            ins = (row[j - 1][0] + 1, row[j - 1][1] + 1)
+            dele = (row[j][0] + 1, row[j][1])
+            diag, row[j] = row[j], min(sub, dele, ins)
+    return row[-1]
+
+
+def insertion_rate(pairs: list[tuple[str, str]]) -> float:
+    """Inserted words over all reference words (words heard that nobody said)."""
+    inserted = sum(error_counts(words(r), words(h))[1] for r, h in pairs)
+    total = sum(len(words(r)) for r, _ in pairs)
+    return inserted / total if total else 0.0
 
 
 def word_error_rate(pairs: list[tuple[str, str]]) -> float:
@@ -155,64 +180,152 @@ def peak_rss_mb() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # Linux reports KiB
 
 
+REAL_SPEECH = package_path("benchmark", "real_speech")
+"""Recorded human speech with references (sources and licences in its README.md)."""
+
+
+def transcribe_whole(model: SpeechModel, clip: Clip, names: bool) -> str:
+    """The clip decoded in one piece by faster-whisper's own long-form path (beam 5): the yardstick."""
+    from delegate.asr.whisper import name_prompt, read_audio
+
+    audio = np.frombuffer(read_audio(clip.path), "<i2").astype(np.float32) / 32768
+    return model.transcribe_whole(audio, hotwords=name_prompt(clip.attendees) if names else None)
+
+
+@dataclass(frozen=True)
+class SetFigures:
+    label: str
+    streamed_wer: float
+    whole_wer: float
+    insertion_rate: float
+    rtf: float
+    latency_p95_s: float
+
+    @property
+    def ratio(self) -> float:
+        return self.streamed_wer / self.whole_wer if self.whole_wer else float("inf")
+
+
+def run_set(
+    label: str, folder: Path, model: SpeechModel, settings: Settings, names: bool, chunk_ms: int
+) -> tuple[SetFigures, list[ClipRun], list[str]]:
+    from delegate.asr.whisper import StreamingTranscriber, load_turn_end
+
+    clips = load_clips(folder)
+    # The end of turn as the service has it (DELEGATE_ASR_TURN_END): smart-turn, or the silence rule.
+    turn_end = load_turn_end(settings) if settings.asr_turn_end == "smart-turn" else None
+    runs = []
+    for clip in clips:
+        transcriber = StreamingTranscriber(
+            model,
+            names=clip.attendees if names else (),
+            silence_s=settings.asr_silence_s,
+            turn_end=turn_end,
+            turn_wait_s=settings.asr_turn_wait_s,
+            check_names=settings.asr_check_names,
+        )
+        runs.append(stream_clip(clip, transcriber, chunk_ms))
+    wholes = [transcribe_whole(model, clip, names) for clip in clips]
+    streamed = [(r.clip.text, r.text) for r in runs]
+    latencies = [x for r in runs for x in r.latencies_s]
+    figures = SetFigures(
+        label=label,
+        streamed_wer=word_error_rate(streamed),
+        whole_wer=word_error_rate([(c.text, w) for c, w in zip(clips, wholes, strict=True)]),
+        insertion_rate=insertion_rate(streamed),
+        rtf=sum(r.busy_s for r in runs) / sum(r.duration_s for r in runs),
+        latency_p95_s=percentile(latencies, 0.95),
+    )
+    return figures, runs, wholes
+
+
+def print_runs(label: str, runs: list[ClipRun], wholes: list[str]) -> None:
+    table = Table(title=label)
+    for col in ("clip", "audio s", "streamed WER", "whole WER", "inserted", "RTF", "finals/turns", "partials"):
+        table.add_column(col, justify="left" if col == "clip" else "right")
+    for r, whole in zip(runs, wholes, strict=True):
+        table.add_row(
+            r.clip.name,
+            f"{r.duration_s:.1f}",
+            f"{word_error_rate([(r.clip.text, r.text)]):.1%}",
+            f"{word_error_rate([(r.clip.text, whole)]):.1%}",
+            str(error_counts(words(r.clip.text), words(r.text))[1]),
+            f"{r.busy_s / r.duration_s:.3f}",
+            f"{len(r.finals)}/{len(r.clip.segments)}",
+            str(r.partials),
+        )
+    console.print(table)
+    for r, whole in zip(runs, wholes, strict=True):
+        console.print(f"[bold]{r.clip.name}[/] streamed: {r.text}")
+        console.print(f"[bold]{r.clip.name}[/] whole:    {whole}")
+
+
 @app.command()
 def main(
     audio: Annotated[
-        Path, typer.Option(help="Folder with references.json and the WAV files it names.")
-    ] = AUDIO_FIXTURES,
+        list[Path] | None,
+        typer.Option(help="Folder with references.json and the audio it names (repeat for several sets)."),
+    ] = None,
     names: Annotated[bool, typer.Option(help="Bias recognition toward each clip's attendee names.")] = True,
     chunk_ms: Annotated[
         int, typer.Option(min=10, help="Audio per fed chunk, as a live client sends it.")
     ] = 100,
     json_out: Annotated[
-        Path | None, typer.Option("--json", help="Write {wer, rtf, final_latency_s_p95, peak_rss_mb} here.")
+        Path | None, typer.Option("--json", help="Write the figures of every set here.")
     ] = None,
 ) -> None:
-    """Transcribe every clip as a live stream and report WER, real-time factor, latency and memory."""
+    """Stream every clip as a live client would, decode it whole too, and report WER side by side with
+    insertions, real-time factor, latency and memory. Default sets: the espeak-ng fixtures and real speech."""
     # Imported here, so that without the audio extra this command says which extra to install.
-    from delegate.asr.whisper import SAMPLE_RATE, StreamingTranscriber, load_speech_model, read_audio
+    from delegate.asr.whisper import SAMPLE_RATE, load_speech_model, read_audio
 
     settings = Settings()
     model = load_speech_model(settings.asr_model, settings.asr_threads)
-    clips = load_clips(audio)
+    folders = audio or [AUDIO_FIXTURES, REAL_SPEECH]
     # One warm-up decode so the first clip does not pay for lazy initialisation.
-    warmup = np.frombuffer(read_audio(clips[0].path)[: 2 * SAMPLE_RATE * 2], "<i2").astype(np.float32) / 32768
+    first = load_clips(folders[0])[0]
+    warmup = np.frombuffer(read_audio(first.path)[: 2 * SAMPLE_RATE * 2], "<i2").astype(np.float32) / 32768
     model.transcribe(warmup, beam_size=1)
 
-    runs = []
-    for clip in clips:
-        transcriber = StreamingTranscriber(
-            model, names=clip.attendees if names else (), silence_s=settings.asr_silence_s
-        )
-        runs.append(stream_clip(clip, transcriber, chunk_ms))
+    results = []
+    for folder in folders:
+        label = {AUDIO_FIXTURES: "fixtures (espeak-ng)", REAL_SPEECH: "real speech"}.get(folder, str(folder))
+        figures, runs, wholes = run_set(label, folder, model, settings, names, chunk_ms)
+        print_runs(f"{label} ({model.path.name}, names biasing {'on' if names else 'off'})", runs, wholes)
+        results.append(figures)
 
-    table = Table(title=f"Streaming ASR ({model.path.name}, names biasing {'on' if names else 'off'})")
-    for col in ("clip", "audio s", "WER", "RTF", "finals/turns", "partials", "latency max s"):
-        table.add_column(col, justify="left" if col == "clip" else "right")
-    for r in runs:
+    table = Table(title="Streamed against whole-clip decoding")
+    for col in ("set", "streamed WER", "whole WER (beam 5)", "ratio", "insertions", "RTF", "latency p95 s"):
+        table.add_column(col, justify="left" if col == "set" else "right")
+    for f in results:
         table.add_row(
-            r.clip.name,
-            f"{r.duration_s:.1f}",
-            f"{word_error_rate([(r.clip.text, r.text)]):.1%}",
-            f"{r.busy_s / r.duration_s:.3f}",
-            f"{len(r.finals)}/{len(r.clip.segments)}",
-            str(r.partials),
-            f"{max(r.latencies_s, default=float('nan')):.2f}",
+            f.label,
+            f"{f.streamed_wer:.1%}",
+            f"{f.whole_wer:.1%}",
+            f"{f.ratio:.2f}x",
+            f"{f.insertion_rate:.1%}",
+            f"{f.rtf:.3f}",
+            f"{f.latency_p95_s:.2f}",
         )
     console.print(table)
-    for r in runs:
-        console.print(f"[bold]{r.clip.name}[/]: {r.text}")
-
-    latencies = [x for r in runs for x in r.latencies_s]
-    figures = {
-        "wer": round(word_error_rate([(r.clip.text, r.text) for r in runs]), 4),
-        "rtf": round(sum(r.busy_s for r in runs) / sum(r.duration_s for r in runs), 4),
-        "final_latency_s_p95": round(percentile(latencies, 0.95), 3),
+    figures_out = {
+        "sets": [
+            {
+                "set": f.label,
+                "wer": round(f.streamed_wer, 4),
+                "whole_wer": round(f.whole_wer, 4),
+                "ratio": round(f.ratio, 3),
+                "insertion_rate": round(f.insertion_rate, 4),
+                "rtf": round(f.rtf, 4),
+                "final_latency_s_p95": round(f.latency_p95_s, 3),
+            }
+            for f in results
+        ],
         "peak_rss_mb": round(peak_rss_mb(), 1),
     }
-    console.print(figures)
+    console.print(figures_out)
     if json_out:
-        json_out.write_text(json.dumps(figures, indent=2) + "\n")
+        json_out.write_text(json.dumps(figures_out, indent=2) + "\n")
 
 
 if __name__ == "__main__":

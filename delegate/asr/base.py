@@ -56,5 +56,10 @@ class Decoder(Protocol):
     """What the decode queue runs: several clips' decodes in one batched call (the loaded model)."""
 
     def transcribe_batch(
-        self, items: Sequence[tuple[np.ndarray, str | None]], *, beam_size: int, pad_frames: int = ...
+        self,
+        items: Sequence[tuple[np.ndarray, str | None]],
+        *,
+        beam_size: int,
+        pad_frames: int = ...,
+        check_names: bool | Sequence[bool] = ...,
     ) -> list[str]: ...

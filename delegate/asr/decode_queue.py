@@ -50,6 +50,8 @@ class _Job:
     hotwords: str | None
     final: bool
     listener: DecodeListener | None
+    check_names: bool = False
+    """A final's text is checked for the principal's name against the audio (delegate.asr.names_heard)."""
     queued: float = field(default_factory=time.monotonic)
     future: Future[str | None] = field(default_factory=Future)
 
@@ -93,10 +95,15 @@ class DecodeQueue:
     # -- streams' side -----------------------------------------------------------------------------
 
     def final(
-        self, key: object, audio: np.ndarray, hotwords: str | None, listener: DecodeListener | None = None
+        self,
+        key: object,
+        audio: np.ndarray,
+        hotwords: str | None,
+        listener: DecodeListener | None = None,
+        check_names: bool = True,
     ) -> Future[str | None]:
         """Queue an ended utterance of stream `key`; it supersedes the stream's waiting partial."""
-        job = _Job(key, audio, hotwords, True, listener)
+        job = _Job(key, audio, hotwords, True, listener, check_names)
         with self._cond:
             shed = self._partials.pop(key, None)
             self._finals.append(job)
@@ -183,6 +190,9 @@ class DecodeQueue:
                 if batch[0].final and any(now - j.queued > self.hold_s for j in batch):
                     self._quiet_until = now + self.quiet_s
                     shed, self._partials = list(self._partials.values()), {}
+                # Checking a name against the audio (names_heard) costs several decodes: only with room, as
+                # partials; under load a final goes out as heard.
+                room = not self._finals and now >= self._quiet_until
             self._shed(shed)
             for job in batch:
                 if job.listener is not None:
@@ -191,7 +201,9 @@ class DecodeQueue:
             items = [(j.audio, j.hotwords) for j in batch]
             try:
                 if final:
-                    texts = self.model.transcribe_batch(items, beam_size=self.final_beam)
+                    texts = self.model.transcribe_batch(
+                        items, beam_size=self.final_beam, check_names=[j.check_names and room for j in batch]
+                    )
                 else:
                     texts = self.model.transcribe_batch(items, beam_size=1, pad_frames=PARTIAL_PAD_FRAMES)
             except Exception as e:  # a fault of the model must reach the streams, not end the worker

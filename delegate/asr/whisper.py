@@ -21,6 +21,7 @@ from __future__ import annotations
 import asyncio
 import functools
 import importlib.resources
+import re
 import threading
 from collections import deque
 from collections.abc import Callable, Iterable, Sequence
@@ -30,7 +31,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 import av
+import ctranslate2
 import numpy as np
+import structlog
 from faster_whisper import WhisperModel
 from faster_whisper.tokenizer import Tokenizer
 from faster_whisper.transcribe import get_suppressed_tokens
@@ -44,40 +47,44 @@ from delegate.asr.base import (
     SAMPLE_RATE,
     TranscriptEvent,
 )
+from delegate.asr.names_heard import best_reading, name_readings, names_to_check
+from delegate.asr.restarts import drop_loop, join_segments, spoken_segments
+from delegate.asr.turn_end import sounds_finished
 from delegate.config import Settings
 
 if TYPE_CHECKING:
     from delegate.asr.decode_queue import DecodeListener, DecodeQueue
+    from delegate.asr.turn_end import TurnEnd
+
+log = structlog.get_logger("delegate.asr")
 
 _VAD_WINDOW = 512  # samples per Silero VAD step at 16 kHz
 _VAD_CONTEXT = 64  # samples of the previous window Silero v5+/v6 sees with each window
 _FRAMES_PER_S = 100  # Whisper log-Mel frames per second
 _ENCODER_PAD_FRAMES = 200  # padding after the utterance; Whisper stops early on a too tight window
 _MAX_FRAMES = 3000  # Whisper's 30 s window
+_EDGE_S = 0.2
+"""Silence kept around an utterance by the cut: VAD edges are tight."""
+_NAME_CHECK_FRAMES = 15 * _FRAMES_PER_S
+"""Utterances longer than this are not checked for names: a call by name is short, the check's cost is not."""
+_SCORE_BATCH = 16
+_ADDRESSING = re.compile(r"\?|\b(?:you|your|yours|please)\b", re.IGNORECASE)
+TURN_FINISHED = 0.5
+"""The end-of-turn model's probability from which a pause ends the turn (smart-turn's own threshold)."""
 
 
-_SENTENCE_END = (".", "?", "!")
-_RESTART_MIN_WORDS = 3
+def _pad_silence(features: np.ndarray, frames: int) -> np.ndarray:
+    """Log-Mel `features` cut or padded to `frames` with silence.
 
-
-def _word(w: str) -> str:
-    return w.strip(".,?!;:\"'").lower()
-
-
-def drop_restart(text: str) -> str:
-    """`text` without a trailing restart of itself: "It ends Friday. It ends" -> "It ends Friday."
-
-    Whisper's beam search sometimes ends a short clip by starting its first sentence over (about 1 decode
-    in 20 of a 4 s reply, measured on the shipped voice). What follows a sentence end and repeats, word for
-    word, at least three of the words the text began with, was not said twice.
+    A log-Mel frame of zeros is not silence but a loud hum (the features are scaled so that silence sits at
+    their floor, the loudest frame minus 8 in log10): padding with zeros made Whisper hear speech go on
+    after the utterance and invent more, restarts of what it had just said ("and so my fellow Americans
+    and so I fell in the"). Whisper itself pads the audio with zeros, whose frames sit at the floor.
     """
-    words = text.split()
-    for i in range(1, len(words) - _RESTART_MIN_WORDS + 1):
-        if words[i - 1].endswith(_SENTENCE_END) and [_word(w) for w in words[i:]] == [
-            _word(w) for w in words[: len(words) - i]
-        ]:
-            return " ".join(words[:i])
-    return text
+    missing = frames - features.shape[1]
+    if missing <= 0:
+        return features[:, :frames]
+    return np.pad(features, ((0, 0), (0, missing)), constant_values=float(features.min()))
 
 
 def read_audio(path: str | Path) -> bytes:
@@ -93,7 +100,8 @@ def default_model_path() -> Path:
 
 
 def name_prompt(names: Iterable[str]) -> str | None:
-    """The names recognition should expect (attendees, the principal and their aliases), once each."""
+    """The names recognition should expect (the principal first, their aliases, the attendees), once each;
+    finals are checked against the audio for the first (delegate.asr.names_heard)."""
     seen: dict[str, None] = {}
     for name in names:
         name = " ".join(name.split())
@@ -149,9 +157,27 @@ class SpeechModel:
         beam_size: int,
         hotwords: str | None = None,
         pad_frames: int = _ENCODER_PAD_FRAMES,
+        check_names: bool = False,
     ) -> str:
         """Text of one utterance (16 kHz float32, at most 30 s); empty when Whisper hears no speech."""
-        return self.transcribe_batch([(audio, hotwords)], beam_size=beam_size, pad_frames=pad_frames)[0]
+        return self.transcribe_batch(
+            [(audio, hotwords)], beam_size=beam_size, pad_frames=pad_frames, check_names=check_names
+        )[0]
+
+    def transcribe_whole(self, audio: np.ndarray, *, beam_size: int = 5, hotwords: str | None = None) -> str:
+        """A recording of any length decoded by faster-whisper's own long-form path (30 s windows, each
+        conditioned on the text before it): offline transcription, and the yardstick of the streamed path."""
+        segments, _ = self._model.transcribe(
+            audio, language="en", beam_size=beam_size, hotwords=hotwords, vad_filter=False
+        )
+        return " ".join(s.text.strip() for s in segments).strip()
+
+    def word_times(self, audio: np.ndarray) -> list[tuple[str, float, float]]:
+        """Each word heard in `audio` with its start and end in seconds (Whisper's cross-attention alignment)."""
+        segments, _ = self._model.transcribe(
+            audio, language="en", beam_size=1, word_timestamps=True, vad_filter=False
+        )
+        return [(w.word.strip(), w.start, w.end) for s in segments for w in (s.words or [])]
 
     def transcribe_batch(
         self,
@@ -159,11 +185,14 @@ class SpeechModel:
         *,
         beam_size: int,
         pad_frames: int = _ENCODER_PAD_FRAMES,
+        check_names: bool | Sequence[bool] = False,
     ) -> list[str]:
         """The text of several utterances (audio, names to expect) in one encoder and one decoder call.
 
         Each is padded to the longest one (plus Whisper's margin), so a batch of similar lengths costs
         little more than its longest member alone in the decoder, and the sum of its members in the encoder.
+        `check_names` (finals; one for all, or one per item): the principal's name the text misses is looked
+        for where people are called (names_heard).
         """
         texts = [""] * len(items)
         live = [i for i, (audio, _) in enumerate(items) if len(audio) >= _VAD_WINDOW]
@@ -176,20 +205,18 @@ class SpeechModel:
         frames = min(_MAX_FRAMES, max(f.shape[1] for f in feats) + pad_frames)
         frames += frames % 2  # the encoder's strided convolution halves the length
         features = np.ascontiguousarray(
-            np.stack([np.pad(f, ((0, 0), (0, max(0, frames - f.shape[1]))))[:, :frames] for f in feats])
+            np.stack([_pad_silence(f, frames) for f in feats])
         )
         encoded = self._model.encode(features)
         prompts = self._prompts([items[i][1] for i in live])
-        # Speech runs at about 3 tokens a second; the bound stops a repetition loop early. One call has
-        # one bound, the longest member's; each member's text is cut to its own.
-        bounds = [int(6 * len(items[i][0]) / SAMPLE_RATE) + 8 for i in live]
+        # Speech runs at about 3 tokens a second (plus two timestamps a stretch); the bound stops a
+        # repetition loop early. One call has one bound, the longest member's; each member's is cut to its own.
+        bounds = [int(8 * len(items[i][0]) / SAMPLE_RATE) + 10 for i in live]
         max_new = max(bounds)
         results = self._model.model.generate(
             encoded,
             prompts,
             beam_size=beam_size,
-            # Greedy decodes of audio cut mid-word tend to loop ("Good morning everyone Good morning ...").
-            no_repeat_ngram_size=3 if beam_size == 1 else 0,
             max_length=min(self._model.max_length, len(prompts[0]) + max_new),
             suppress_blank=True,
             suppress_tokens=self._suppress,
@@ -197,17 +224,64 @@ class SpeechModel:
             return_no_speech_prob=True,
         )
         for i, bound, result in zip(live, bounds, results, strict=True):
-            tokens = [t for t in result.sequences_ids[0][:bound] if t < self._tokenizer.eot]
-            avg_logprob = result.scores[0] * len(tokens) / (len(tokens) + 1)
+            ids = result.sequences_ids[0][:bound]
+            avg_logprob = result.scores[0] * len(ids) / (len(ids) + 1)
             # Whisper's own rule for "this was not speech": both signals must agree.
-            if not (result.no_speech_prob > 0.6 and avg_logprob < -1.0):
-                texts[i] = drop_restart(self._tokenizer.decode(tokens).strip())
+            if result.no_speech_prob > 0.6 and avg_logprob < -1.0:
+                continue
+            # Timestamps say where each stretch of text starts: one that starts after the speech (the cut
+            # keeps _EDGE_S of silence after it) was invented over the padding.
+            segments = spoken_segments(
+                ids,
+                timestamp_begin=self._tokenizer.timestamp_begin,
+                eot=self._tokenizer.eot,
+                speech_end_s=len(items[i][0]) / SAMPLE_RATE - _EDGE_S,
+            )
+            said = [self._tokenizer.decode(s).strip() for s in segments]
+            # A decode closes each stretch with a timestamp; one that stops inside a stretch ran into its
+            # length bound, going round a loop.
+            if said and ids and ids[-1] < self._tokenizer.timestamp_begin:
+                said[-1] = drop_loop(said[-1])
+            texts[i] = join_segments(said)
+        checks = [check_names] * len(items) if isinstance(check_names, bool) else list(check_names)
+        for k, i in enumerate(live):
+            if checks[i]:
+                texts[i] = self._check_names(texts[i], items[i][1], encoded, k, feats[k].shape[1])
         return texts
+
+    def _check_names(
+        self, text: str, hotwords: str | None, encoded: ctranslate2.StorageView, row: int, frames: int
+    ) -> str:
+        """`text`, or the reading with an attendee's name in that the audio supports as well (names_heard)."""
+        # Someone is called by name with a question or a request; other turns are not worth the decodes.
+        if not hotwords or frames > _NAME_CHECK_FRAMES or not _ADDRESSING.search(text):
+            return text
+        readings = name_readings(text, names_to_check(hotwords))
+        if not readings:
+            return text
+        scores = self.score_texts(encoded, row, frames, [text, *readings], hotwords)
+        return best_reading(scores[0], readings, scores[1:]) or text
+
+    def score_texts(
+        self, encoded: ctranslate2.StorageView, row: int, frames: int, texts: list[str], hotwords: str | None
+    ) -> list[float]:
+        """Log-probability (summed over tokens) of each text as the transcript of the encoded audio `row`,
+        with the names in the prompt as the decode had them."""
+        start = self._model.get_prompt(self._tokenizer, [], without_timestamps=True, hotwords=hotwords)
+        one = np.asarray(encoded)[row : row + 1]
+        scores: list[float] = []
+        for lo in range(0, len(texts), _SCORE_BATCH):
+            part = texts[lo : lo + _SCORE_BATCH]
+            tokens = [self._tokenizer.encode(" " + t.strip()) + [self._tokenizer.eot] for t in part]
+            batch = ctranslate2.StorageView.from_array(np.ascontiguousarray(np.repeat(one, len(part), axis=0)))
+            for result in self._model.model.align(batch, start, tokens, frames):
+                scores.append(float(np.sum(np.log(np.maximum(result.text_token_probs, 1e-9)))))
+        return scores
 
     def _prompts(self, hotwords: list[str | None]) -> list[list[int]]:
         """Decoder prompts, names first; CTranslate2 wants <|startoftranscript|> at one position in a batch."""
         prompts = [
-            self._model.get_prompt(self._tokenizer, [], without_timestamps=True, hotwords=h) for h in hotwords
+            self._model.get_prompt(self._tokenizer, [], without_timestamps=False, hotwords=h) for h in hotwords
         ]
         if len(prompts) == 1:
             return prompts
@@ -267,14 +341,34 @@ async def open_stream(
     model = await asyncio.to_thread(
         load_speech_model, settings.asr_model, settings.asr_threads, settings.asr_workers
     )
+    turn_end = await asyncio.to_thread(load_turn_end, settings) if settings.asr_turn_end == "smart-turn" else None
     return StreamingTranscriber(
         model,
         sample_rate=sample_rate,
         names=names,
         silence_s=settings.asr_silence_s,
+        turn_end=turn_end,
+        turn_wait_s=settings.asr_turn_wait_s,
+        check_names=settings.asr_check_names,
         listener=listener,
         on_close=on_close,
     )
+
+
+def load_turn_end(settings: Settings) -> TurnEnd | None:
+    """smart-turn when its package is there; None (the silence rule alone) when it is not, said once in the log."""
+    from delegate.asr.turn_end import load_smart_turn
+
+    try:
+        return load_smart_turn()
+    except (ModuleNotFoundError, OSError) as e:
+        _log_no_turn_model(str(e))
+        return None
+
+
+@functools.cache
+def _log_no_turn_model(reason: str) -> None:
+    log.warning("turn_end_unavailable", reason=reason, fallback="silence rule")
 
 
 def _check_rate(sample_rate: int) -> None:
@@ -362,23 +456,36 @@ class StreamingTranscriber:
         early_after_s: float = 0.3,
         max_utterance_s: float = 25.0,
         vad_threshold: float = 0.5,
+        turn_end: TurnEnd | None = None,
+        turn_wait_s: float = 1.5,
+        check_names: bool = True,
         listener: DecodeListener | None = None,
         on_close: Callable[[], None] | None = None,
     ) -> None:
         _check_rate(sample_rate)
         self.model = model
         self.hotwords = name_prompt(names)
+        self.check_names = check_names
+        """Finals look for the principal's name their text misses, against the audio (names_heard)."""
         self._resample = _Resampler(sample_rate)
         self._silence = int(silence_s * SAMPLE_RATE)
         self._partial_every = int(partial_every_s * SAMPLE_RATE)
         # A partial decodes at most the utterance's last seconds: its cost, which a final may wait for, is bounded.
         self._partial_window = int(partial_window_s * SAMPLE_RATE)
         self._max_utterance = int(min(max_utterance_s, 28.0) * SAMPLE_RATE)
-        self._pad = int(0.2 * SAMPLE_RATE)  # audio kept around an utterance: VAD edges are tight
+        self._pad = int(_EDGE_S * SAMPLE_RATE)
         # After this much silence the final's audio is all there (the margin is shorter) and most pauses
         # this long end the utterance: its decode starts then (queued streams), not at the cut.
         self._early_after = max(self._pad, int(early_after_s * SAMPLE_RATE))
         self._min_speech = int(0.25 * SAMPLE_RATE)  # shorter bursts are clicks and coughs
+        # With an end-of-turn model the pause is judged when the tentative final is cut (`_verdict`): a
+        # finished turn ends there; an unfinished one is held open for up to `turn_wait_s` of silence (a
+        # thought that goes on after a breath). Without it the silence rule alone cuts.
+        self.turn_end = turn_end
+        self._turn_wait = max(self._silence, int(turn_wait_s * SAMPLE_RATE))
+        self._question: tuple[int, np.ndarray] | None = None  # (last speech, audio) the model is to judge
+        self._judged: tuple[int, int] | None = None  # (last speech, silence that ends it) of the judged pause
+        self._early_text: tuple[int, str] | None = None  # (end, text) of the tentative final decoded here
         self._threshold = vad_threshold
         self._neg_threshold = max(vad_threshold - 0.15, 0.01)
         self._listener = listener
@@ -401,13 +508,29 @@ class StreamingTranscriber:
     # -- Transcriber -------------------------------------------------------------------------------
 
     def feed(self, pcm: bytes) -> list[TranscriptEvent]:
-        return self._decode_here(self._cut(self._resample(pcm)))
+        events = self._decode_here(self._cut(self._resample(pcm)))
+        if self._question is not None and self.turn_end is not None:
+            end, audio = self._question
+            probability = self.turn_end.complete(audio)
+            heard = self._early_text[1] if self._early_text and self._early_text[0] == end else None
+            events += self._decode_here(self._verdict(end, probability, heard))
+        return events
 
     def flush(self) -> list[TranscriptEvent]:
         return self._decode_here(self._cut_end())
 
     async def afeed(self, pcm: bytes) -> list[TranscriptEvent]:
-        return await self._decode_queued(self._cut(self._resample(pcm)))
+        # The tentative final's decode is queued first, so that it runs while the pause is judged.
+        events = await self._decode_queued(self._cut(self._resample(pcm)))
+        if self._question is not None and self.turn_end is not None:
+            end, audio = self._question
+            probability = await asyncio.to_thread(self.turn_end.complete, audio)
+            heard = None
+            if self._early is not None and self._early[0].end == end:
+                # What the tentative final heard (it was decoding meanwhile): its words judge the pause too.
+                heard = await asyncio.wrap_future(self._early[1])
+            events += await self._decode_queued(self._verdict(end, probability, heard))
+        return events
 
     async def aflush(self) -> list[TranscriptEvent]:
         try:
@@ -430,9 +553,20 @@ class StreamingTranscriber:
         events: list[TranscriptEvent] = []
         for cut in cuts:
             if cut.tentative:
+                if self.turn_end is not None:  # its words judge the pause; the final reuses them
+                    text = self.model.transcribe(
+                        cut.audio, beam_size=FINAL_BEAM, hotwords=self.hotwords, check_names=self.check_names
+                    )
+                    self._early_text = (cut.end, text)
                 continue
             if cut.final:
-                text = self.model.transcribe(cut.audio, beam_size=FINAL_BEAM, hotwords=self.hotwords)
+                if self._early_text is not None and self._early_text[0] == cut.end:
+                    text = self._early_text[1]
+                else:
+                    text = self.model.transcribe(
+                        cut.audio, beam_size=FINAL_BEAM, hotwords=self.hotwords, check_names=self.check_names
+                    )
+                self._early_text = None
             else:
                 text = self.model.transcribe(
                     cut.audio, beam_size=1, hotwords=self.hotwords, pad_frames=PARTIAL_PAD_FRAMES
@@ -455,7 +589,7 @@ class StreamingTranscriber:
         for cut in cuts:
             if cut.tentative:
                 self._withdraw_early()
-                self._early = (cut, queue.final(self, cut.audio, self.hotwords, self._listener))
+                self._early = (cut, queue.final(self, cut.audio, self.hotwords, self._listener, self.check_names))
             elif cut.final:
                 early, self._early = self._early, None
                 if early is not None and (early[0].start, early[0].end) == (cut.start, cut.end):
@@ -463,7 +597,7 @@ class StreamingTranscriber:
                 else:
                     if early is not None:
                         queue.withdraw(early[1])
-                    future = queue.final(self, cut.audio, self.hotwords, self._listener)
+                    future = queue.final(self, cut.audio, self.hotwords, self._listener, self.check_names)
                 events.extend(self._event(cut, await asyncio.wrap_future(future)))
             else:
                 # A newer partial supersedes a waiting one (the queue sheds it, its future says None).
@@ -500,6 +634,7 @@ class StreamingTranscriber:
 
     def _cut_end(self) -> list[_Cut]:
         """End of the stream: what is pending becomes a final."""
+        self._question = None
         self._append(self._resample.flush())
         cuts = self._run_vad()
         if self._start is not None:
@@ -541,7 +676,7 @@ class StreamingTranscriber:
                         0,
                         self._vad_pos,
                     )
-            elif self._vad_pos - self._last_speech >= self._silence:
+            elif self._vad_pos - self._last_speech >= self._pause_limit():
                 cuts.extend(self._final(self._last_speech))
             elif (
                 self._vad_pos - self._last_speech >= self._early_after
@@ -551,7 +686,40 @@ class StreamingTranscriber:
                 self._tentative_end = self._last_speech
                 end = self._last_speech
                 cuts.append(_Cut(self._slice(self._start, end), self._start, end, final=True, tentative=True))
+                if self.turn_end is not None:
+                    # The model hears the turn up to now, the pause included, as pipecat feeds it.
+                    self._question = (end, self._slice(self._start, self._vad_pos - self._pad))
         return cuts
+
+    def _pause_limit(self) -> int:
+        """Silence that ends the current utterance: the silence rule, or what the judged pause allows."""
+        if self.turn_end is None or self._speech < self._min_speech:
+            return self._silence  # no model, or too short a burst to be judged (and to be kept)
+        if self._judged is not None and self._judged[0] == self._last_speech:
+            return self._judged[1]
+        return self._turn_wait  # being judged
+
+    def _verdict(self, end: int, probability: float, heard: str | None) -> list[_Cut]:
+        """The pause after stream sample `end` is judged; a turn judged finished is cut now, if still pausing.
+
+        The words hold a turn open: a phrase that does not end as a sentence does ("the grass and bushes,",
+        "I need the...") waits up to `turn_wait_s`. The sound ends it early, with the words' agreement: the
+        model alone hears a complete-sounding phrase for an end ("She saw a cat"), and synthetic voices
+        fool it. When only the sound doubts the end, the silence rule decides.
+        """
+        self._question = None
+        words_finished = not heard or sounds_finished(heard)
+        if not words_finished:
+            limit = self._turn_wait
+        elif probability >= TURN_FINISHED:
+            limit = self._early_after
+        else:
+            limit = self._silence
+        log.debug("turn_end", probability=round(probability, 3), heard=heard, wait_s=limit / SAMPLE_RATE)
+        self._judged = (end, limit)
+        if limit <= self._early_after and self._start is not None and self._last_speech == end:
+            return self._final(end)
+        return []
 
     def _final(self, end: int) -> list[_Cut]:
         """The current utterance, ending at stream sample `end`, to decode; a new one starts."""

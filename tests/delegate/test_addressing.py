@@ -83,3 +83,20 @@ def test_descriptions_name_people_without_brackets_unless_the_label_is_a_mask():
     assert roster.spoken("Peter") == "Peter"
     assert roster.spoken("P1") == "Dana Smith"
     assert roster.spoken("PERSON7") == "[PERSON7]"  # de-identified transcripts write their masks so
+
+
+@pytest.mark.parametrize("text", [
+    "Hi everyone, I'm Anna, and I run the data team.",
+    "Good morning, my name is Anna Novak, you can call me Anna.",
+    "Hello, this is Anna from the data team.",
+])
+def test_a_self_introduction_is_not_an_address(text: str) -> None:
+    # Said by someone else than Anna (a newcomer who shares the name, or the transcript's mislabel): the
+    # name is the speaker's own, so it addresses nobody by name.
+    m = meeting(("P1", text))
+    assert all(a.how != "name" for a in addressees(m, m.last))  # type: ignore[arg-type]
+
+
+def test_an_introduction_then_an_address_still_addresses() -> None:
+    m = meeting(("P1", "I'm Dana. Anna, could you send the slides?"))
+    assert labels(m) == [("P2", "name")]

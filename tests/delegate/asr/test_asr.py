@@ -13,7 +13,6 @@ from delegate.asr.whisper import (
     SpeechModel,
     StreamingTranscriber,
     TranscriptEvent,
-    drop_restart,
     load_speech_model,
     name_prompt,
     read_audio,
@@ -155,21 +154,3 @@ def test_afeed_runs_off_the_event_loop(model, clips, runs):
 def test_name_prompt_lists_each_name_once():
     assert name_prompt(["Sirui Zhao", "sirui zhao", " Peter ", "", "Sirui"]) == "Sirui Zhao, Peter, Sirui"
     assert name_prompt([]) is None
-
-
-@pytest.mark.parametrize(
-    ("heard", "kept"),
-    [
-        ("the migration finishes on Friday. The migration finishes on", "the migration finishes on Friday."),
-        ("It ends Friday. It ends Friday. It ends", "It ends Friday."),
-        ("We ship it. We ship it? We ship", "We ship it."),
-        # Not a restart: fewer than three words, not the opening, or no sentence end before it.
-        ("Thanks. Thanks.", "Thanks. Thanks."),
-        ("No no. No no", "No no. No no"),
-        ("The data is ready. The data was late.", "The data is ready. The data was late."),
-        ("so the plan so the plan", "so the plan so the plan"),
-        ("", ""),
-    ],
-)
-def test_a_restart_of_the_opening_after_a_sentence_end_is_dropped(heard: str, kept: str) -> None:
-    assert drop_restart(heard) == kept

@@ -1,0 +1,125 @@
+"""`python -m benchmark.names`: are names heard where people are called, and never where nobody is?
+
+- **Heard**: every name of a half of `first_names.txt` (held-out by default: the half the name matcher was
+  never tuned on; `benchmark.garbles.held_out`) is spoken by espeak-ng in its opening cue ("{name}, what
+  do you think?", the voices and speeds of `benchmark.garbles.plan`) and streamed through the live
+  recogniser biased to the attendees (the name and two others), with and without the check of names
+  against the audio (`delegate.asr.names_heard`). Counted: cues the shipped matcher
+  (`delegate.language.names.find`) reads as addressing the person; and cues read as addressing one of
+  the two others (a wrong name).
+- **False addresses**: the real recorded speech of `benchmark/real_speech/` (nobody is named in it),
+  streamed with attendees drawn from the same half, several sets; counted: finals read as addressing any
+  attendee.
+
+Needs espeak-ng (Debian package). A few minutes on two cores for the held-out half.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import shutil
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated
+
+import typer
+from rich.console import Console
+from rich.table import Table
+
+from benchmark.asr import REAL_SPEECH, load_clips
+from benchmark.garbles import Clip, held_out, load_names, plan, synthesise
+from delegate.extras import run_cli
+from delegate.language.names import Reference, find
+from delegate.models import Profile
+
+if TYPE_CHECKING:
+    from delegate.asr.whisper import SpeechModel
+
+console = Console()
+app = typer.Typer(rich_markup_mode=None, add_completion=False)
+
+
+def addressed(text: str, person: str, attendees: tuple[str, ...]) -> bool:
+    others = frozenset(a.lower() for a in attendees if a != person)
+    return find(text, Profile(name=person), others).reference is Reference.addressed
+
+
+def finals(model: SpeechModel, pcm: bytes, attendees: tuple[str, ...], check: bool) -> list[str]:
+    """The live recogniser's finals of `pcm`, biased to `attendees`, names checked against the audio or not."""
+    from delegate.asr.whisper import StreamingTranscriber
+
+    stream = StreamingTranscriber(model, names=attendees, partial_every_s=3600.0, check_names=check)
+    return [e.text for e in stream.feed(pcm) + stream.flush() if e.final]
+
+
+@app.command()
+def main(
+    half: Annotated[str, typer.Option(help="Names to speak: held-out, tune or both.")] = "held-out",
+    limit: Annotated[int | None, typer.Option(min=1, help="Only the first N cues of the half (a quick run).")] = None,
+    name_sets: Annotated[int, typer.Option(min=1, help="Attendee sets the real speech is streamed with.")] = 4,
+    verbose: Annotated[bool, typer.Option(help="Print every transcript.")] = False,
+    json_out: Annotated[Path | None, typer.Option("--json", help="Write the figures here.")] = None,
+) -> None:
+    if shutil.which("espeak-ng") is None:
+        console.print("benchmark.names: espeak-ng is not installed (Debian: apt-get install espeak-ng)")
+        raise typer.Exit(2)
+    if half not in ("held-out", "tune", "both"):
+        raise typer.BadParameter("--half must be held-out, tune or both")
+    # Imported here, so that without the audio extra this command says which extra to install.
+    from delegate.asr.whisper import load_speech_model, read_audio
+
+    model = load_speech_model()
+    names = load_names()
+    cues: list[Clip] = [
+        c for c in plan(names) if c.attendees and (half == "both" or held_out(c.name) == (half == "held-out"))
+    ][:limit]
+    figures: dict[str, dict[str, float | int]] = {}
+    for check in (False, True):
+        heard = wrong = 0
+        for clip in cues:
+            pcm = synthesise(clip.template.format(name=clip.name), clip.voice, clip.speed)
+            text = " ".join(finals(model, pcm, clip.attendees, check))
+            heard += addressed(text, clip.name, clip.attendees)
+            wrong += any(addressed(text, other, clip.attendees) for other in clip.attendees if other != clip.name)
+            if verbose:
+                console.print(f"check={check} {clip.name}: {clip.template.format(name=clip.name)!r} -> {text!r}")
+        figures[f"cues, check {'on' if check else 'off'}"] = {
+            "cues": len(cues), "heard": round(heard / len(cues), 4), "wrong_name": wrong
+        }
+
+    pool = [n.name for n in names if half == "both" or held_out(n.name) == (half == "held-out")]
+    rng = random.Random(24)
+    sets = [tuple(rng.sample(pool, 3)) for _ in range(name_sets)]
+    real = load_clips(REAL_SPEECH)
+    for check in (False, True):
+        count = false = 0
+        for attendees in sets:
+            for clip in real:
+                for text in finals(model, read_audio(clip.path), attendees, check):
+                    count += 1
+                    hit = [a for a in attendees if addressed(text, a, attendees)]
+                    false += bool(hit)
+                    if hit or verbose:
+                        console.print(f"check={check} {clip.name} {attendees}: {text!r} addresses {hit}")
+        figures[f"real speech, check {'on' if check else 'off'}"] = {"finals": count, "false_addresses": false}
+
+    table = Table(title=f"Names heard ({half} names, espeak-ng cues biased to the attendees; real speech with nobody named)")
+    for col in ("figure", "check off", "check on"):
+        table.add_column(col, justify="left" if col == "figure" else "right")
+    off, on = figures["cues, check off"], figures["cues, check on"]
+    table.add_row(f"address heard ({off['cues']} cues)", f"{off['heard']:.1%}", f"{on['heard']:.1%}")
+    table.add_row("cues read as addressing another attendee", str(off["wrong_name"]), str(on["wrong_name"]))
+    roff, ron = figures["real speech, check off"], figures["real speech, check on"]
+    table.add_row(
+        f"false addresses on real speech ({roff['finals']} finals x 3 names)",
+        str(roff["false_addresses"]),
+        str(ron["false_addresses"]),
+    )
+    console.print(table)
+    console.print(figures)
+    if json_out:
+        json_out.write_text(json.dumps(figures, indent=2) + "\n")
+
+
+if __name__ == "__main__":
+    run_cli(app)
