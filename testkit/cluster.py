@@ -22,10 +22,11 @@ def free_port() -> int:
 
 
 @dataclass
-class ServerProcess:
+class LoopbackProcess:
+    """A process serving the meeting API on a loopback port (a server, or a load balancer in front of some)."""
+
     proc: subprocess.Popen[bytes]
     port: int
-    log_path: Path
 
     @property
     def url(self) -> str:
@@ -37,6 +38,11 @@ class ServerProcess:
     @property
     def alive(self) -> bool:
         return self.proc.poll() is None
+
+
+@dataclass
+class ServerProcess(LoopbackProcess):
+    log_path: Path
 
     def kill(self) -> None:
         """SIGKILL: no shutdown, no flush, nothing the process can do about it."""

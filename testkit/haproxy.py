@@ -18,7 +18,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from testkit.cluster import free_port
+from testkit.cluster import LoopbackProcess, free_port
 
 
 class HAProxyUnavailable(RuntimeError):
@@ -64,21 +64,8 @@ backend delegates
 
 
 @dataclass
-class HAProxy:
-    proc: subprocess.Popen[bytes]
-    port: int
+class HAProxy(LoopbackProcess):
     config_path: Path
-
-    @property
-    def url(self) -> str:
-        return f"http://127.0.0.1:{self.port}"
-
-    def ws_url(self, meeting_id: str) -> str:
-        return f"ws://127.0.0.1:{self.port}/v1/meetings/{meeting_id}/stream"
-
-    @property
-    def alive(self) -> bool:
-        return self.proc.poll() is None
 
 
 def find_haproxy() -> str:
