@@ -25,9 +25,9 @@ from delegate.decide.base import Engine
 from delegate.decide.turn_taking import read_brief
 from delegate.meeting import MeetingState
 from delegate.models import Decision, Profile, ProposedAction
+from delegate.server import redaction
 from delegate.server.approval import HeldSpeech, for_bot
 from delegate.server.metrics import Metrics
-from delegate.server import redaction
 from delegate.server.protocol import (
     Ack,
     AnswerMessage,
