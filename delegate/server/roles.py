@@ -35,7 +35,7 @@ def require_principal(credential: Credential, what: str) -> None:
 def check_meeting(credential: Credential, meeting_id: str) -> None:
     """A bot token reaches its own meeting only."""
     if credential.meeting_id is not None and credential.meeting_id != meeting_id:
-        raise ProtocolError(ErrorCode.forbidden, "This bot token is for another meeting.")
+        raise ProtocolError(ErrorCode.forbidden, "This bot token is for another meeting (the principal's token reaches all of theirs).")
 
 
 def check_ask(credential: Credential, audience: Audience) -> None:
