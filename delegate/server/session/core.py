@@ -10,8 +10,8 @@ import structlog
 
 from delegate.meeting import MeetingState
 from delegate.models import Profile
-from delegate.server import redaction
 from delegate.server.protocol import ErrorCode, ProtocolError
+from delegate.server.session import redaction
 
 
 @dataclass

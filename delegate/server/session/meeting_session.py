@@ -25,7 +25,6 @@ from delegate.decide.base import Engine
 from delegate.decide.turn_taking import read_brief
 from delegate.meeting import MeetingState
 from delegate.models import Decision, Profile, ProposedAction
-from delegate.server import redaction
 from delegate.server.approval import HeldSpeech, for_bot
 from delegate.server.metrics import Metrics
 from delegate.server.protocol import (
@@ -49,6 +48,7 @@ from delegate.server.protocol import (
     UtteranceIn,
 )
 from delegate.server.rebuild import Rebuilt
+from delegate.server.session import redaction
 from delegate.server.session.actions import ActionDesk
 from delegate.server.session.approval_desk import ApprovalDesk
 from delegate.server.session.audio_in import AudioIn, TranscriberFactory

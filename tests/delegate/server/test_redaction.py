@@ -9,7 +9,7 @@ import httpx
 
 from delegate.ask.base import Answer
 from delegate.models import Profile
-from delegate.server.redaction import ANSWER_WITHHELD, TYPED_WITHHELD, answer_record, typed
+from delegate.server.session.redaction import ANSWER_WITHHELD, TYPED_WITHHELD, answer_record, typed
 from delegate.store import AuditKind, read_events
 from testkit.live import LiveServer, expect_error, join, open_ws, recv, send, texts
 from tests.delegate.server.test_roles import ASKED, BRIEF, leaks, next_of
