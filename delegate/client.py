@@ -3,6 +3,10 @@
 One client is one meeting's connection. It sends the protocol's own pydantic messages, parses every server
 frame into them, and when the socket drops (a restart, a network blip, another server process taking over)
 it reconnects, joins with `last_utterance_id` and sends again whatever the server had not acknowledged.
+
+Two credentials (docs/protocol.md, "Authentication"): the principal's token creates the meeting
+(`create_meeting`), which yields the meeting's bot token; the bot's client streams with that one, so that
+whoever holds the bot never reads the principal's private notes, approves or edits.
 """
 
 from __future__ import annotations
@@ -67,6 +71,49 @@ class DelegateError(Exception):
         super().__init__(f"{error.code}: {error.detail}")
 
 
+@dataclass(frozen=True)
+class CreatedMeeting:
+    """A meeting the principal created, and the credential of its bot."""
+
+    meeting_id: str
+    bot_token: str
+    """For the meeting's bot (`DelegateClient(..., token=bot_token)`, no `principal`): it streams this meeting
+    and asks for the meeting's ears only; the principal's own token stays with the principal."""
+
+
+async def create_meeting(
+    url: str,
+    principal: Profile | Mapping[str, Any],
+    *,
+    token: str | None = None,
+    meeting_id: str | None = None,
+    attendees: Iterable[str] = (),
+    names: Mapping[str, str] | None = None,
+    engine: str | None = None,
+    approval: Approval | None = None,
+) -> CreatedMeeting:
+    """The principal's side (`POST /v1/meetings` with the principal's `token`): start a meeting and get its bot
+    token to hand to the bot. `url` as for `DelegateClient` (`ws://` or `http://`). A refusal raises `DelegateError`."""
+    body: dict[str, Any] = {
+        "principal": Profile.model_validate(principal).model_dump(mode="json"),
+        "attendees": list(attendees),
+        "names": dict(names or {}),
+    }
+    body |= {k: v for k, v in {"meeting_id": meeting_id, "engine": engine, "approval": approval}.items() if v is not None}
+    headers = {"Authorization": f"Bearer {token}"} if token else {}
+    async with httpx.AsyncClient(base_url=_http_base(url), headers=headers, timeout=30) as http:
+        r = await http.post("/v1/meetings", json=body)
+    if r.status_code != 201:
+        raise DelegateError(ErrorMessage.model_validate(r.json()))
+    created = r.json()
+    return CreatedMeeting(meeting_id=created["meeting_id"], bot_token=created["bot_token"])
+
+
+def _http_base(url: str) -> str:
+    base = url.rstrip("/")
+    return "http" + base.removeprefix("ws") if base.startswith("ws") else base
+
+
 class ConnectionLost(Exception):
     """The meeting's connection is gone for good: closed by the server for a reason a retry cannot fix, or
     not back within the client's `reconnect_s`."""
@@ -122,7 +169,8 @@ class DelegateClient:
     """A meeting's connection to a delegate server: `async with DelegateClient(url, meeting_id, ...) as meeting`.
 
     Joining with a `principal` starts the meeting (or resumes it, if it is open with that principal);
-    without one it resumes an open meeting. Leaving the block without an exception leaves the meeting
+    without one it resumes an open meeting. A meeting bot passes the meeting's bot token (`create_meeting`, or
+    the console) and no `principal`; `verdict` and `ask(audience="principal")` take the principal's token. Leaving the block without an exception leaves the meeting
     (`leave`: it ends, the id cannot be used again); with an exception it only closes the socket, so the
     meeting can be resumed. Every server frame goes to `on_message` (plain or async), and the client keeps
     what a bot needs: `decisions` by utterance id, `actions` by id, `speeches` by utterance id.
@@ -316,6 +364,7 @@ class DelegateClient:
             case ActionMessage():
                 self.actions[message.action.id] = message.action
             case AnswerMessage():
+                self._asked(message.id)
                 waiter = self._answer_waiters.pop(message.id, None) if message.id is not None else None
                 if waiter is not None and not waiter.done():
                     waiter.set_result(message.answer)
@@ -365,11 +414,23 @@ class DelegateClient:
         else:
             assert error is not None
             match.answered.set_exception(DelegateError(error))
+            if isinstance(match.message, Ask) and match.message.id is not None:
+                waiter = self._answer_waiters.pop(match.message.id, None)
+                if waiter is not None and not waiter.done():
+                    waiter.set_exception(DelegateError(error))
             uid = match.utterance_id
             if isinstance(match.message, UtteranceIn) and uid is not None:
                 for waiter in self._decision_waiters.pop(uid, []):
                     if not waiter.done():
                         waiter.set_exception(DelegateError(error))
+
+    def _asked(self, ask_id: str | int | None) -> None:
+        """An `answer` answers its `ask` (no `ack` comes for one): it is no longer unanswered."""
+        sent = next((s for s in self._unanswered if isinstance(s.message, Ask) and s.message.id == ask_id), None)
+        if sent is not None:
+            self._unanswered.remove(sent)
+            if not sent.answered.done():
+                sent.answered.set_result(Ack(of="ask", meeting_id=self.meeting_id))
 
     def _fail_all(self, error: Exception) -> None:
         waiters: list[asyncio.Future[Any]] = [s.answered for s in self._unanswered]
@@ -438,7 +499,8 @@ class DelegateClient:
         ask_id = f"q{next(self._ask_ids)}"
         waiter: asyncio.Future[Answer] = asyncio.get_running_loop().create_future()
         self._answer_waiters[ask_id] = waiter
-        await self._send(Ask(type="ask", id=ask_id, question=question, audience=audience))
+        sent = await self._send(Ask(type="ask", id=ask_id, question=question, audience=audience))
+        sent.add_done_callback(lambda f: f.cancelled() or f.exception())  # its error reaches `waiter` too
         return await asyncio.wait_for(waiter, timeout)
 
     async def verdict(

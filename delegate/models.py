@@ -6,7 +6,7 @@ from datetime import date
 from enum import StrEnum
 from typing import Annotated, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_serializer
 
 
 class Scenario(StrEnum):
@@ -105,6 +105,11 @@ class Decision(BaseModel):
     @property
     def spoke(self) -> bool:
         return bool(self.speak.strip())
+
+    @field_serializer("latency_ms")
+    def _latency_rounded(self, latency_ms: float) -> float:
+        # Recorded and sent to 10 µs: more digits say nothing, and fill payloads with noise.
+        return round(latency_ms, 2)
 
 
 ActionType = Literal[

@@ -73,6 +73,17 @@ def start_server(settings: Settings, port: int | None = None) -> LiveServer:
     return LiveServer(settings, port, server, thread)
 
 
+def texts(value: Any) -> list[str]:
+    """Every string in a JSON value (keys too), at any depth: what a search for leaked words reads, not numbers."""
+    if isinstance(value, str):
+        return [value]
+    if isinstance(value, dict):
+        return [t for k, v in value.items() for t in (k, *texts(v))]
+    if isinstance(value, list | tuple):
+        return [t for v in value for t in texts(v)]
+    return []
+
+
 async def ticks(period_s: float) -> AsyncIterator[int]:
     """0, 1, 2, ... one every `period_s` of real time, as a bot sends live audio: a late tick makes the next
     ones come sooner, not the stream longer."""

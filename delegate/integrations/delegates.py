@@ -103,7 +103,11 @@ class ServerDelegate:
     """A delegate server over the wire protocol (`DelegateClient`): its audit log, approval and console apply.
 
     Text only: the pipeline speaks with its own TTS. Decisions come as the server sends them (with approval,
-    a held speech comes once the principal settled it), and a dropped connection is resumed."""
+    a held speech comes once the principal settled it), and a dropped connection is resumed.
+
+    `token`: the meeting's bot token (the principal created the meeting: `delegate.client.create_meeting` or the
+    console), with no `principal`: the bot then never holds what the principal keeps private. A `principal`
+    starts the meeting itself, which takes the principal's own token (a single-user setup)."""
 
     def __init__(
         self,

@@ -48,7 +48,8 @@ DISCLOSURE_WITHHELD = "(the disclosure was withheld: it touched a private item)"
 class DelegateProcessor(FrameProcessor):
     """The delegate in a pipecat pipeline: transcription frames in, speech and data frames out.
 
-    `delegate`: an `InProcessDelegate` or a `ServerDelegate`. `speakers`: participant user id -> the name the
+    `delegate`: an `InProcessDelegate` or a `ServerDelegate` (with the meeting's bot token, never the principal's:
+    the pipeline then cannot read the private notes, approve or edit). `speakers`: participant user id -> the name the
     delegate knows them by (more with `name_speaker`); unknown ids are used as they are. `bot_user_id`: the
     bot's own participant id, whose transcripts (its voice heard back) are ignored. `disclosure`: what the
     bot says when it joins (`announce`); None says nothing (the app discloses some other way).

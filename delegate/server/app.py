@@ -24,8 +24,8 @@ from delegate.config import Settings, load_settings
 from delegate.decide import check_engine
 from delegate.logs import configure_logging
 from delegate.models import MAX_UTTERANCE_ID, Decision, ProposedAction
-from delegate.server import console, history
-from delegate.server.auth import Auth, audit_id, check_binding, client_id, owner_key
+from delegate.server import console, history, roles
+from delegate.server.auth import Auth, Credential, audit_id, check_binding, client_id, owner_key
 from delegate.server.components import Components, Service
 from delegate.server.history import PastMeeting
 from delegate.server.limits import BodyLimit, SocketCounter, check_spec
@@ -88,15 +88,34 @@ def _service(request: Request) -> Service:
 ServiceDep = Annotated[Service, Depends(_service)]
 
 
-def _caller(request: Request, svc: ServiceDep) -> str:
-    return svc.auth.caller(request.headers.get("authorization"))
+def _credential(request: Request, svc: ServiceDep) -> Credential:
+    return svc.auth.credential(request.headers.get("authorization"))
 
 
-Caller = Annotated[str, Depends(_caller)]
+CredentialDep = Annotated[Credential, Depends(_credential)]
 
 
-async def _owned_session(meeting_id: str, caller: Caller, svc: ServiceDep) -> MeetingSession:
+def _principal(request: Request, credential: CredentialDep) -> str:
+    """The caller's owner id, for a route only the principal's credential may use."""
+    roles.require_principal(credential, f"`{request.method} {request.url.path}`")
+    return credential.owner
+
+
+Caller = Annotated[str, Depends(_principal)]
+
+
+def _meeting_credential(meeting_id: str, credential: CredentialDep) -> Credential:
+    """The caller's credential on a meeting's route: a bot token only on its own meeting's."""
+    roles.check_meeting(credential, meeting_id)
+    return credential
+
+
+MeetingCredential = Annotated[Credential, Depends(_meeting_credential)]
+
+
+async def _owned_session(meeting_id: str, credential: MeetingCredential, svc: ServiceDep) -> MeetingSession:
     # Meeting ids are per owner: another tenant's meeting of the same id is simply not found here.
+    caller = credential.owner
     try:
         session = await svc.sessions.find(meeting_id, caller)
     except ProtocolError as e:
@@ -111,14 +130,15 @@ async def _owned_session(meeting_id: str, caller: Caller, svc: ServiceDep) -> Me
 OwnedSession = Annotated[MeetingSession, Depends(_owned_session)]
 
 
-async def _owned_meeting(meeting_id: str, caller: Caller, svc: ServiceDep) -> MeetingSession | PastMeeting:
+async def _owned_meeting(meeting_id: str, credential: MeetingCredential, svc: ServiceDep) -> MeetingSession | PastMeeting:
     """The caller's meeting, open (its session) or ended (read from the audit log)."""
     try:
-        return await _owned_session(meeting_id, caller, svc)
+        return await _owned_session(meeting_id, credential, svc)
     except ProtocolError as e:
         if e.code != ErrorCode.not_found:
             raise
-    past = await history.from_log(svc.store, audit_id(caller, meeting_id), meeting_id) if MEETING_ID.fullmatch(meeting_id) else None
+    key = audit_id(credential.owner, meeting_id)
+    past = await history.from_log(svc.store, key, meeting_id) if MEETING_ID.fullmatch(meeting_id) else None
     if past is None:
         raise ProtocolError(ErrorCode.not_found, f"No meeting {meeting_id!r}.")
     return past
@@ -265,7 +285,14 @@ def create_app(settings: Settings | None = None) -> FastAPI:
             "meeting_id": meeting_id,
             "engine": session.engine.name,
             "stream": f"/v1/meetings/{meeting_id}/stream",
+            # The meeting's bot streams with this, never with the principal's token (docs/protocol.md).
+            "bot_token": svc.auth.bot_token(caller, meeting_id),
         }
+
+    @app.post("/v1/meetings/{meeting_id}/bot-token")
+    async def bot_token(caller: Caller, session: OwnedSession) -> dict[str, str]:
+        """The open meeting's bot token again (e.g. for a meeting started by a `join`)."""
+        return {"meeting_id": session.meeting_id, "bot_token": svc.auth.bot_token(caller, session.meeting_id)}
 
     @app.get("/v1/sources/events")
     async def source_events(caller: Caller) -> list[SourceEvent]:
@@ -298,32 +325,34 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         return found.info()
 
     @app.get("/v1/meetings/{meeting_id}/decisions")
-    async def decisions(found: OwnedMeeting) -> list[Decision]:
-        return list(found.decisions)
+    async def decisions(found: OwnedMeeting, credential: MeetingCredential) -> list[Decision]:
+        return roles.decisions_for(credential, found.decisions, found.speech)
 
     @app.get("/v1/meetings/{meeting_id}/actions")
-    async def actions(found: OwnedMeeting) -> list[ProposedAction]:
-        return list(found.actions.values())
+    async def actions(found: OwnedMeeting, credential: MeetingCredential) -> list[ProposedAction]:
+        return roles.actions_for(credential, found.actions.values(), found.info().approval)
 
     @app.post("/v1/meetings/{meeting_id}/ask")
-    async def ask(body: AskRequest, session: OwnedSession) -> Answer:
+    async def ask(body: AskRequest, credential: MeetingCredential, session: OwnedSession) -> Answer:
+        roles.check_ask(credential, body.audience)
         return await session.ask(body.question, body.audience)
 
     @app.post("/v1/meetings/{meeting_id}/speech/{utterance_id}")
     async def resolve_speech(
-        utterance_id: Annotated[int, Path(ge=0, le=MAX_UTTERANCE_ID)], body: Verdict, session: OwnedSession
+        utterance_id: Annotated[int, Path(ge=0, le=MAX_UTTERANCE_ID)], body: Verdict, caller: Caller,
+        session: OwnedSession,
     ) -> SpeechResult:
         held = await session.resolve_speech(utterance_id, body.verdict, body.text, body.comment)
         return SpeechResult(utterance_id=held.utterance_id, status=held.status, text=held.shown)
 
     @app.post("/v1/meetings/{meeting_id}/actions/{action_id}")
-    async def resolve_action(action_id: str, body: Verdict, session: OwnedSession) -> ProposedAction:
+    async def resolve_action(action_id: str, body: Verdict, caller: Caller, session: OwnedSession) -> ProposedAction:
         if body.text is not None:
             raise ProtocolError(ErrorCode.bad_message, "text: an action is approved or rejected, not edited.")
         return await session.resolve_action(action_id, body.verdict, body.comment)
 
     @app.get("/v1/meetings/{meeting_id}/events")
-    async def events(found: OwnedMeeting) -> StreamingResponse:
+    async def events(caller: Caller, found: OwnedMeeting) -> StreamingResponse:
         if isinstance(found, MeetingSession):
             watcher = found.watch()
             unsubscribe: Callable[[], None] = lambda: found.watchers.unsubscribe(watcher)  # noqa: E731

@@ -1,4 +1,11 @@
-"""Bearer tokens: who is calling, whether they may touch a meeting, and where the server may listen."""
+"""Bearer tokens: who is calling (whose meetings, in which role), and where the server may listen.
+
+Two kinds of credential. A token of `DELEGATE_API_TOKENS` is a principal's: its holder owns the meetings it
+creates and may do everything with them (read the private notes back, approve, edit, watch, download the
+audit). A bot token is minted for one meeting of one owner (`bot_token`): the meeting's bot streams that
+meeting with it and nothing else (`roles` says what each may do). A bot token is an HMAC under the
+install's key, so every process that shares `DELEGATE_OWNER_KEY` checks it without a table.
+"""
 
 from __future__ import annotations
 
@@ -7,12 +14,36 @@ import hmac
 import ipaddress
 import os
 import secrets
+from dataclasses import dataclass
+from enum import StrEnum
 from pathlib import Path
 
 from delegate.config import Settings
 from delegate.server.protocol import ErrorCode, ProtocolError
 
 ANONYMOUS = "anonymous"
+BOT_TOKEN_PREFIX = "bot."
+
+
+class Role(StrEnum):
+    principal = "principal"
+    """The principal's own clients (the console, their scripts): everything with their meetings."""
+    bot = "bot"
+    """The meeting's bot: streams one meeting, hears the delegate, asks for the meeting's ears only."""
+
+
+@dataclass(frozen=True)
+class Credential:
+    """Who is calling: the owner whose meetings it reaches, its role, and for a bot the one meeting it is for."""
+
+    owner: str
+    role: Role = Role.principal
+    meeting_id: str | None = None
+    """A bot's meeting (the client's id, not namespaced); None for a principal."""
+
+    @property
+    def is_principal(self) -> bool:
+        return self.role is Role.principal
 
 
 def fingerprint(token: str, key: bytes) -> str:
@@ -39,9 +70,11 @@ def owner_key(settings: Settings) -> bytes:
 
 
 class Auth:
-    """Tokens from `DELEGATE_API_TOKENS`; a meeting belongs to the token that created it.
+    """Tokens from `DELEGATE_API_TOKENS` (principals); a meeting belongs to the token that created it, and its bot
+    token reaches that meeting alone.
 
-    Without tokens every caller is `anonymous` and may use every meeting: only safe on loopback.
+    Without tokens every caller is the `anonymous` principal and may use every meeting (only safe on loopback),
+    except one that presents a bot token: it is that meeting's bot.
     """
 
     def __init__(self, tokens: str, key: bytes) -> None:
@@ -53,22 +86,47 @@ class Auth:
         return bool(self._tokens)
 
     def caller(self, authorization: str | None) -> str:
-        """The caller's identity from an `Authorization` header; ProtocolError(unauthorized) otherwise."""
+        """The caller's owner id from an `Authorization` header; ProtocolError(unauthorized) otherwise."""
+        return self.credential(authorization).owner
+
+    def credential(self, authorization: str | None) -> Credential:
+        """The caller's credential from an `Authorization` header; ProtocolError(unauthorized) otherwise."""
+        scheme, _, token = (authorization or "").partition(" ")
+        token = token.strip()
+        bearer = scheme.lower() == "bearer" and bool(token)
+        if bearer and token.startswith(BOT_TOKEN_PREFIX) and not self._known(token):
+            return self._bot(token)
         if not self.enabled:
-            return ANONYMOUS
+            return Credential(ANONYMOUS)
         if not authorization:
             raise ProtocolError(ErrorCode.unauthorized, "Missing `Authorization: Bearer <token>` header.")
-        scheme, _, token = authorization.partition(" ")
-        token = token.strip()
-        if scheme.lower() != "bearer" or not token:
+        if not bearer:
             raise ProtocolError(ErrorCode.unauthorized, "Use `Authorization: Bearer <token>`.")
+        if not self._known(token):
+            raise ProtocolError(ErrorCode.unauthorized, "Unknown token.")
+        return Credential(fingerprint(token, self._key))
+
+    def _known(self, token: str) -> bool:
         # Compare against every token so timing does not tell how many matched or where.
         matched = False
         for known in self._tokens:
             matched |= hmac.compare_digest(token.encode(), known.encode())
-        if not matched:
-            raise ProtocolError(ErrorCode.unauthorized, "Unknown token.")
-        return fingerprint(token, self._key)
+        return matched
+
+    def bot_token(self, owner: str, meeting_id: str) -> str:
+        """The bearer token of `meeting_id`'s bot (the client's id), for the owner's meeting of that id."""
+        return f"{BOT_TOKEN_PREFIX}{owner}.{self._bot_mac(owner, meeting_id)}.{meeting_id}"
+
+    def _bot_mac(self, owner: str, meeting_id: str) -> str:
+        return hmac.new(self._key, f"bot-token\0{owner}\0{meeting_id}".encode(), hashlib.sha256).hexdigest()[:40]
+
+    def _bot(self, token: str) -> Credential:
+        _, owner, mac, meeting_id = (token.split(".", 3) + ["", "", ""])[:4]
+        # A bot token of a server that had no tokens names the anonymous owner: no longer valid once it has.
+        valid = bool(owner and meeting_id) and not (self.enabled and owner == ANONYMOUS)
+        if not hmac.compare_digest(mac.encode(), self._bot_mac(owner, meeting_id).encode()) or not valid:
+            raise ProtocolError(ErrorCode.unauthorized, "Unknown bot token.")
+        return Credential(owner, Role.bot, meeting_id)
 
 
 def audit_id(owner: str, meeting_id: str) -> str:

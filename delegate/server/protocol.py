@@ -69,7 +69,10 @@ ERROR_TEXT: dict[ErrorCode, str] = {
     ErrorCode.conflict: "A meeting with this id is already open, or it has another principal.",
     ErrorCode.meeting_closed: "This meeting has ended; start a new one with a new id.",
     ErrorCode.unauthorized: "A valid bearer token is required.",
-    ErrorCode.forbidden: "This token did not create this meeting.",
+    ErrorCode.forbidden: (
+        "This credential may not do that: the meeting bot's token streams its meeting and asks for the meeting's "
+        "ears only; the principal's token reads private notes, approves and edits."
+    ),
     ErrorCode.not_found: "No such meeting, decision or action.",
     ErrorCode.too_many: "This token has as many open meetings or connections as the server allows.",
     ErrorCode.join_timeout: "No `join` came in time after the connection opened.",
@@ -298,7 +301,8 @@ class AskRequest(_Message):
     question: str = Field(min_length=1, max_length=2000)
     audience: Audience = "meeting"
     """Who will read the answer. `meeting` (the default: a bot may relay it) keeps the principal's notes and
-    anything private out of it; only `principal` may have the private notes."""
+    anything private out of it; only `principal` may have the private notes, and only with the principal's
+    credential (a bot token is answered `forbidden`)."""
 
 
 class Ask(AskRequest):

@@ -11,6 +11,8 @@ from typing import Any
 import structlog
 from fastapi import WebSocket, WebSocketDisconnect
 
+from delegate.server import roles
+from delegate.server.auth import Credential
 from delegate.server.components import Service
 from delegate.server.limits import TextBudget, check_spec
 from delegate.server.protocol import (
@@ -68,9 +70,10 @@ async def serve_connection(svc: Service, ws: WebSocket, meeting_id: str) -> None
         await conn.close(CLOSE_POLICY, str(error.code))
 
     try:
-        caller = svc.auth.caller(ws.headers.get("authorization"))
-        with svc.sockets.hold(caller):
-            await _serve_frames(svc, ws, conn, meeting_id, caller, refuse)
+        credential = svc.auth.credential(ws.headers.get("authorization"))
+        roles.check_meeting(credential, meeting_id)
+        with svc.sockets.hold(credential.owner):
+            await _serve_frames(svc, ws, conn, meeting_id, credential, refuse)
     except ProtocolError as e:
         await refuse(e)
 
@@ -81,10 +84,11 @@ async def _serve_frames(
     ws: WebSocket,
     conn: WebSocketConnection,
     meeting_id: str,
-    caller: str,
+    credential: Credential,
     refuse: Callable[[ProtocolError], Awaitable[None]],
 ) -> None:
     clog = log.bind(meeting_id=meeting_id)
+    caller = credential.owner
 
     async def find_session() -> MeetingSession | None:
         return await svc.sessions.find(meeting_id, caller)
@@ -118,11 +122,11 @@ async def _serve_frames(
                     budget.take(len(text))
                 if session is None:
                     session = await find_session()
-                session = await _on_frame(svc, conn, frame, session, meeting_id, caller)
+                session = await _on_frame(svc, conn, frame, session, meeting_id, credential)
                 if session is not None:
                     join_by = None
             except ProtocolError as e:
-                if e.code in (ErrorCode.unauthorized, ErrorCode.forbidden):
+                if e.code == ErrorCode.unauthorized:
                     await refuse(e)
                     return
                 svc.metrics.error(e.code)
@@ -161,7 +165,7 @@ async def _on_frame(
     frame: dict[str, Any],
     session: MeetingSession | None,
     meeting_id: str,
-    caller: str,
+    credential: Credential,
 ) -> MeetingSession | None:
     limit = svc.settings.max_frame_bytes
     data: bytes | None = frame.get("bytes")
@@ -177,6 +181,7 @@ async def _on_frame(
     if size > limit:
         raise ProtocolError(ErrorCode.too_large, f"The frame has {size} bytes; the limit is {limit}.")
     message = parse_client_message(text)
+    roles.check_message(credential, message)  # `forbidden`: this frame only; the connection goes on
     if session is None:
         if not isinstance(message, Join):
             raise ProtocolError(ErrorCode.not_joined)
@@ -187,6 +192,6 @@ async def _on_frame(
                 f"No open meeting {meeting_id!r}; a join that starts one needs a principal.",
             )
         check_spec(spec, svc.settings)
-        session = await svc.sessions.open(meeting_id, spec, owner=caller)
+        session = await svc.sessions.open(meeting_id, spec, owner=credential.owner)
     await session.handle(message, conn)
     return session

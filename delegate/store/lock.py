@@ -31,7 +31,8 @@ class DatabaseLock:
     def __init__(self, db_path: Path) -> None:
         path = Path(f"{db_path}.lock")
         path.parent.mkdir(parents=True, exist_ok=True)
-        fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+        fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
+        os.fchmod(fd, 0o600)  # like every file beside it, readable by the server alone (one made earlier too)
         # Closing the only descriptor of the open file drops its lock: on `release`, or when this object
         # is collected (a server that failed to start), or at exit.
         self._close = weakref.finalize(self, os.close, fd)

@@ -11,7 +11,7 @@ import httpx
 import pytest
 
 from benchmark.asr import AUDIO_FIXTURES
-from delegate.client import ConnectionLost, DelegateClient, DelegateError
+from delegate.client import ConnectionLost, DelegateClient, DelegateError, create_meeting
 from delegate.config import Settings
 from delegate.server.protocol import ActionMessage, DecisionMessage
 from testkit.live import ALICE, LiveServer, start_server, watch
@@ -160,5 +160,37 @@ async def test_speech_in_and_out_with_the_audio_helpers(settings: Callable[..., 
             assert speech.sample_rate == 22050
             # All of the reply's audio: about as long as it says it is.
             assert abs(len(speech.pcm) / 2 / speech.sample_rate * 1000 - speech.end.duration_ms) <= 100
+    finally:
+        live.stop()
+
+
+async def test_the_principal_creates_the_meeting_and_its_bot_streams_with_the_bot_token(
+    settings: Callable[..., Settings],
+) -> None:
+    live = start_server(settings(api_tokens="principal-token"))
+    private = {**ALICE, "background": [*ALICE["background"], {
+        "context": "if the sale comes up", "information": "Globex offered 340 million dollars", "shareable": False,
+    }]}
+    try:
+        created = await create_meeting(ws_url(live), private, token="principal-token", meeting_id="typed-bot", approval="speech")
+        assert created.meeting_id == "typed-bot" and created.bot_token != "principal-token"
+        async with DelegateClient(ws_url(live), "typed-bot", token=created.bot_token) as bot:
+            uid = await bot.send("Bob", "Alice, where does the migration stand?")
+            for refused in (
+                bot.ask("What did Globex offer?", audience="principal"),
+                bot.verdict("approve", utterance_id=uid, text="Globex offered 340 million dollars."),
+            ):
+                with pytest.raises(DelegateError) as err:
+                    await refused
+                assert err.value.error.code == "forbidden"
+            answer = await bot.ask("What did Globex offer?")  # for the meeting's ears: the session lives on
+            assert "340" not in answer.text
+            async with httpx.AsyncClient(base_url=live.url, headers={"Authorization": "Bearer principal-token"}) as http:
+                r = await http.post(f"/v1/meetings/typed-bot/speech/{uid}", json={"verdict": "approve"})
+                assert r.status_code == 200, r.text
+            assert (await bot.decision(uid)).speak == "The migration finishes on Friday."
+        with pytest.raises(DelegateError) as err:
+            await create_meeting(ws_url(live), ALICE, token=created.bot_token)
+        assert err.value.error.code == "forbidden"
     finally:
         live.stop()

@@ -144,7 +144,7 @@ class ActionDesk:
                 action_id=action.id,
                 verdict=verdict,
                 status=updated.status,
-                comment=comment,
+                comment=self._core.redact(comment),
             )
             self.actions[action.id] = updated
             if ack:

@@ -182,12 +182,14 @@ class ApprovalDesk:
                 try:
                     check_edit(text, utterance_id, self._core.principal, self._core.state.quotable())
                 except ProtocolError as refused:
-                    await self._outbox.audit(AuditKind.edit_refused, utterance_id, detail=refused.detail, comment=comment)
+                    await self._outbox.audit(
+                        AuditKind.edit_refused, utterance_id, detail=refused.detail, comment=self._core.redact(comment)
+                    )
                     raise
             settled = resolve(held, verdict, text)
             if not self._claim(settled):  # settled since it was read: `resolve` says how (not_pending)
                 resolve(self.speech[utterance_id], verdict, text)
             if ack:
                 await self._outbox.send(Ack(of="feedback", meeting_id=self._core.meeting_id, utterance_id=utterance_id))
-            await self._tell_settled(settled, verdict=verdict, comment=comment)
+            await self._tell_settled(settled, verdict=verdict, comment=self._core.redact(comment))
         return settled

@@ -11,6 +11,7 @@ import structlog
 from delegate.meeting import MeetingState
 from delegate.models import Profile
 from delegate.server.protocol import ErrorCode, ProtocolError
+from delegate.server.session import redaction
 
 
 @dataclass
@@ -28,6 +29,10 @@ class MeetingCore:
     closed: bool = False
     suspended: bool = False
     """Let go without ending: a frame that still reaches the session is told to join again."""
+
+    def redact(self, typed: str) -> str:
+        """Text the principal typed (a question, a comment), as the audit log may keep it (`redaction.typed`)."""
+        return redaction.typed(typed, self.principal, self.state.quotable())
 
     def still_open(self) -> None:
         # Checked again under the lock: a leave or the idle reaper may have closed the meeting while

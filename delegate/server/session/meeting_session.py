@@ -48,6 +48,7 @@ from delegate.server.protocol import (
     UtteranceIn,
 )
 from delegate.server.rebuild import Rebuilt
+from delegate.server.session import redaction
 from delegate.server.session.actions import ActionDesk
 from delegate.server.session.approval_desk import ApprovalDesk
 from delegate.server.session.audio_in import AudioIn, TranscriberFactory
@@ -347,7 +348,7 @@ class MeetingSession:
             case Feedback():
                 await self._on_feedback(message)
             case Leave():
-                await self.close(message.reason or "client_left", kind=AuditKind.left)
+                await self.close(self.core.redact(message.reason) or "client_left", kind=AuditKind.left)
                 await self.outbox.send(Ack(of="leave", meeting_id=self.meeting_id))
             case AudioStart():
                 await self.audio.start(message)
@@ -475,7 +476,9 @@ class MeetingSession:
                     utterance_id=utterance_id,
                 )
             # A verdict on a decision already sent: recorded, for whoever reviews the meeting.
-            await self.outbox.audit(AuditKind.feedback, utterance_id, verdict=message.verdict, comment=message.comment)
+            await self.outbox.audit(
+                AuditKind.feedback, utterance_id, verdict=message.verdict, comment=self.core.redact(message.comment)
+            )
             await self.outbox.send(Ack(of="feedback", meeting_id=self.meeting_id, utterance_id=utterance_id))
 
     # --- the principal's verdicts (REST) and actions found elsewhere ---------------------------------
@@ -505,20 +508,21 @@ class MeetingSession:
             )
 
     async def ask(self, question: str, audience: Audience = "meeting", ask_id: str | int | None = None) -> Answer:
-        """Answer a question about the meeting so far; the question and the answer are both audited.
+        """Answer a question about the meeting so far; the question and the answer are both audited, with
+        what gives away the principal's private notes redacted (`redaction`).
 
         Not under the inbound lock: an LLM answer may take seconds, and utterances must not wait for it
         (the meeting only grows meanwhile; the answer is about what was said when it was asked).
         """
         async with self.core.inbound:
             self.core.still_open()
-            await self.outbox.audit(AuditKind.ask, self.state.last_id, question=question, audience=audience, id=ask_id)
+            await self.outbox.audit(
+                AuditKind.ask, self.state.last_id, question=self.core.redact(question), audience=audience, id=ask_id
+            )
         self._asked = True
         answer = await self._asker.ask(self.state, question, self.principal, audience)
-        record = answer.model_dump(mode="json")
-        if any(not self.principal.background[i].shareable for i in answer.background_items):
-            # The principal may read their private notes back; the append-only log never holds them.
-            record["text"] = "(not recorded: the answer repeats the principal's private notes)"
+        # The principal may read their private notes back; the append-only log never holds them.
+        record = redaction.answer_record(answer, self.principal, self.state.quotable())
         await self.outbox.audit(AuditKind.answer, self.state.last_id, id=ask_id, **record)
         self._log.info(
             "answer", answered=answer.answered, engine=answer.engine, turns=len(answer.turn_ids),

@@ -25,6 +25,7 @@ from pipecat.frames.frames import (  # noqa: E402
 from pipecat.pipeline.pipeline import Pipeline  # noqa: E402
 from pipecat.tests.utils import SleepFrame, run_test  # noqa: E402
 
+from delegate.client import create_meeting  # noqa: E402
 from delegate.config import Settings  # noqa: E402
 from delegate.integrations.delegates import InProcessDelegate, ServerDelegate  # noqa: E402
 from delegate.integrations.pipecat import DISCLOSURE, DelegateProcessor  # noqa: E402
@@ -189,3 +190,18 @@ async def test_against_a_real_server_the_audit_log_has_every_decision(server: Li
     assert [d["decision"]["utterance_id"] for d in messages(down, "decision")] == decided
     assert [e.payload["speaker"] for e in events if e.kind == AuditKind.utterance] == ["Bob", "Carol", "Bob"]
     assert events[-1].kind == AuditKind.left  # the pipeline's end left the meeting
+
+
+async def test_with_the_bot_token_the_pipeline_never_holds_the_principals_brief(tmp_path: Path) -> None:
+    live = start_server(Settings(db_path=tmp_path / "audit.sqlite", api_tokens="principal-token", log_level="warning", voice=False))
+    try:
+        created = await create_meeting(
+            f"ws://127.0.0.1:{live.port}", ALICE, token="principal-token", meeting_id="pipecat-bot", attendees=["Bob"]
+        )
+        delegate = ServerDelegate(f"ws://127.0.0.1:{live.port}", "pipecat-bot", token=created.bot_token)
+        down, _ = await run_test(DelegateProcessor(delegate, speakers=SPEAKERS), frames_to_send=[
+            heard("u-bob", "Alice, where does the migration stand?"),
+        ])
+        assert delegate.principal is None and said(down) == ["The migration finishes on Friday."]
+    finally:
+        live.stop()

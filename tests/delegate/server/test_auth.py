@@ -13,7 +13,16 @@ import pytest
 from websockets.exceptions import ConnectionClosed
 
 from delegate.config import Settings
-from delegate.server.auth import ANONYMOUS, Auth, check_binding, fingerprint, is_loopback, owner_key
+from delegate.server.auth import (
+    ANONYMOUS,
+    Auth,
+    Credential,
+    Role,
+    check_binding,
+    fingerprint,
+    is_loopback,
+    owner_key,
+)
 from delegate.server.protocol import ErrorCode, ProtocolError
 from testkit.live import ALICE, LiveServer, expect_error, join, open_ws, recv, say, send
 
@@ -46,9 +55,33 @@ def test_the_install_key_is_made_once_and_kept_private(tmp_path: Path) -> None:
     assert owner_key(Settings(db_path=tmp_path / "audit.sqlite", owner_key="from-env")) == b"from-env"
 
 
+def test_a_bot_token_is_its_owners_bot_on_one_meeting_and_cannot_be_forged() -> None:
+    auth = Auth("tok-a", KEY)
+    owner = auth.caller("Bearer tok-a")
+    assert auth.credential("Bearer tok-a") == Credential(owner, Role.principal)
+    token = auth.bot_token(owner, "standup.42")
+    assert auth.credential(f"Bearer {token}") == Credential(owner, Role.bot, "standup.42")
+    assert token != auth.bot_token(owner, "standup.43") and token != Auth("tok-a", b"other-install").bot_token(owner, "standup.42")
+    forged = [
+        token.replace("standup.42", "standup.43"),  # another meeting under the same signature
+        token.replace(owner, fingerprint("tok-b", KEY)),  # another owner
+        token[:-1], "bot.", "bot.x.y", f"bot.{owner}..standup.42",
+        Auth("", KEY).bot_token(ANONYMOUS, "standup.42"),  # a loopback server's token, once it has tokens
+    ]
+    for header in forged:
+        with pytest.raises(ProtocolError) as err:
+            auth.credential(f"Bearer {header}")
+        assert err.value.code == ErrorCode.unauthorized, header
+    # A token the operator configured is a principal's, whatever it looks like.
+    assert Auth("bot.mine", KEY).credential("Bearer bot.mine").role is Role.principal
+
+
 def test_without_tokens_everyone_is_anonymous() -> None:
     auth = Auth("", KEY)
     assert not auth.enabled and auth.caller(None) == ANONYMOUS
+    # ... but a bot token is still its meeting's bot.
+    bot = auth.credential(f"Bearer {auth.bot_token(ANONYMOUS, 'standup')}")
+    assert bot == Credential(ANONYMOUS, Role.bot, "standup")
 
 
 @pytest.mark.parametrize("host", ["127.0.0.1", "::1", "localhost", "127.0.0.2"])

@@ -228,7 +228,11 @@ def test_console_briefs_watches_and_approves_a_meeting_in_a_real_browser(
     assert TOKEN not in driver.current_url
     assert driver.execute_script("return localStorage.length + sessionStorage.length + document.cookie.length") == 0
 
-    with bot_client(live) as bot:
+    # The bot gets its own token from the page, never the principal's.
+    click(driver, "#m-bot summary", "Connect the meeting's bot")
+    bot_token = wait(driver, lambda d: d.find_element(By.ID, "m-bot-token").get_attribute("value"), "the bot token")
+    assert bot_token != TOKEN
+    with bot_client(live, token=bot_token) as bot:
         bot.send({"type": "join"})
         bot.wait_for(lambda f: f.get("type") == "ack" and f.get("of") == "join")
 
@@ -328,6 +332,11 @@ def test_console_briefs_watches_and_approves_a_meeting_in_a_real_browser(
     link.click()
     wait(driver, visible(driver, "#m-summary"), "the summary of the ended meeting")
     row_status(driver, 3, "edited")
+
+    # The bot's token does not open the console: the page says whose token it takes.
+    click(driver, "#forget-token", "Forget token")
+    type_into(wait(driver, visible(driver, "#token-input"), "the token field"), bot_token + "\n")
+    assert "meeting bot's token" in text_of(driver, "#token-error", "the refused bot token")
 
 
 def restart(live: LiveServer) -> LiveServer:

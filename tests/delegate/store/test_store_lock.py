@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import stat
 import subprocess
 import sys
 from collections.abc import Callable, Iterator
@@ -11,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from delegate.config import Settings
-from delegate.store.lock import DatabaseInUse
+from delegate.store.lock import DatabaseInUse, DatabaseLock
 from testkit.cluster import ServerProcess, free_port
 from testkit.live import start_server
 
@@ -76,3 +77,16 @@ def test_in_one_process_too_the_database_takes_one_server_at_a_time(tmp_path: Pa
     finally:
         first.stop()
     start_server(settings).stop()  # a stopped server lets go of it: restarts in a test process work
+
+
+def test_the_lock_file_is_readable_by_the_server_alone_like_the_files_beside_it(tmp_path: Path) -> None:
+    made_before = tmp_path / "old" / "audit.sqlite.lock"
+    made_before.parent.mkdir()
+    made_before.write_text("123\n")
+    made_before.chmod(0o644)  # as servers before issue 34 left it
+    for db in (tmp_path / "new" / "audit.sqlite", made_before.parent / "audit.sqlite"):
+        lock = DatabaseLock(db)
+        try:
+            assert stat.S_IMODE(os.stat(f"{db}.lock").st_mode) == 0o600
+        finally:
+            lock.release()

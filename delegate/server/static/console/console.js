@@ -94,7 +94,9 @@
     const res = await fetch("/v1/meetings?limit=1", { headers: { Authorization: `Bearer ${candidate}` } });
     if (!res.ok) {
       $("token-error").textContent =
-        res.status === 401 ? "This token is not one of the server's tokens." : `The server answered ${res.status}.`;
+        res.status === 401 ? "This token is not one of the server's tokens."
+        : res.status === 403 ? "This is a meeting bot's token: the console takes the principal's own token."
+        : `The server answered ${res.status}.`;
       $("token-error").hidden = false;
       input.select();
       return;
@@ -105,6 +107,8 @@
     updateSession();
     route();
   });
+
+  $("m-bot-token").addEventListener("focus", (e) => e.target.select());
 
   $("forget-token").addEventListener("click", () => {
     briefs.clear(); // the briefs hold the principal's private items: they go with the token
@@ -492,6 +496,8 @@
     $("m-meta").textContent = "";
     $("m-error").hidden = true;
     $("m-summary").hidden = true;
+    $("m-bot").hidden = true;
+    $("m-bot-token").value = "";
     $("rows").replaceChildren();
     $("actions").replaceChildren();
     $("actions-empty").hidden = false;
@@ -500,7 +506,22 @@
     updatePending();
     ticker = setInterval(tick, 250);
     const mine = M;
-    loadInfo(mine).then(() => follow(mine));
+    loadInfo(mine).then(() => {
+      if (!mine.ended) loadBotToken(mine);
+      follow(mine);
+    });
+  }
+
+  // The bot's credential for this meeting, to hand to the bot: it never gets the principal's token.
+  async function loadBotToken(mine) {
+    try {
+      const issued = await api("POST", `/v1/meetings/${encodeURIComponent(mine.id)}/bot-token`);
+      if (M !== mine) return;
+      $("m-bot-token").value = issued.bot_token;
+      $("m-bot").hidden = false;
+    } catch {
+      // An ended meeting has no bot to connect; the meeting view says what else went wrong.
+    }
   }
 
   function meetingError(message) {
