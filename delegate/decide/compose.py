@@ -15,10 +15,12 @@ import numpy as np
 
 from delegate.decide.cues import Cue
 from delegate.decide.relevance import Query, pair_score, rank_background, rank_intents, read_items
+from delegate.decide.phrasing import sayable, ticket_names
 from delegate.decide.spoken import spoken, unmask
 from delegate.language.similarity import embedding
 from delegate.meeting import MeetingState
 from delegate.models import Profile, Scenario
+from delegate.speakable import defects, sentence_count
 
 # Sentences, and clauses after a `;` (kept with it, so a reply that joins them reads as written).
 _SENTENCE = re.compile(r"(?<=[.!?;])\s+")
@@ -37,6 +39,9 @@ class Composition:
 
 class ComposeSettings:
     max_words = 58
+    """A reply's words, its opener included (the speakable check allows 60)."""
+    max_sentences = 3
+    """A reply's sentences: what a colleague says in one turn (the speakable check allows 4)."""
     window = 3
     """Substantive turns that make the query; each older turn weighs `decay` times the next."""
     decay = 0.5
@@ -113,6 +118,59 @@ def likely_openings(principal: Profile, names: dict[str, str]) -> list[str]:
     return openings
 
 
+def _encoder_fit(turn: str, sentences: list[str]) -> np.ndarray:
+    """How well each sentence answers the latest turn, read by the shipped sentence encoder (cosine, >= 0)."""
+    from delegate.language.encoder import shipped as encoder
+
+    if not sentences or not turn.strip():
+        return np.zeros(len(sentences))
+    vecs = encoder().encode([turn, *sentences])
+    return np.clip(vecs[1:] @ vecs[0], 0.0, 1.0)
+
+
+def _within(chosen: list[tuple[int, int, str]], opener: str, max_words: int, max_sentences: int) -> bool:
+    text = " ".join([opener, *(x for _, _, x in chosen)])
+    return len(text.split()) <= max_words and sentence_count(text) <= max_sentences
+
+
+def _said(meeting: MeetingState, principal: Profile, cue: Cue, query: str | Query, order: list[int], weight: np.ndarray, best: float) -> Composition:
+    """The reply from the ranked items: their sayable sentences (`phrasing`), the one that answers best first,
+    then what else fits `max_words` and `max_sentences` in the record's order."""
+    s = ComposeSettings
+    last = meeting.last
+    assert last is not None
+    tickets = ticket_names(principal.background)
+    pool = [(k, pos, x) for k in order for pos, x in enumerate(sayable(principal.background[k], tickets))]
+    if not pool:
+        return Composition("")
+    read = _encoder_fit(last.text, [x for _, _, x in pool])
+    scored = sorted(
+        (
+            (s.item_weight * weight[k] + (1 - s.item_weight) * 0.5 * (pair_score(query, x) + float(r)) - 0.02 * pos, k, pos, x)
+            for (k, pos, x), r in zip(pool, read, strict=True)
+        ),
+        key=lambda c: c[0],
+        reverse=True,
+    )
+    opener = _opener(cue)
+    chosen: list[tuple[int, int, str]] = []
+    for _, k, pos, x in scored:
+        if _within([*chosen, (k, pos, x)], opener, s.max_words, s.max_sentences):
+            chosen.append((k, pos, x))
+    if not chosen:
+        return Composition("")
+    # The sentence that answers first; the rest in the items' own order, as the records tell it.
+    first, rest = chosen[0], sorted(chosen[1:], key=lambda c: (order.index(c[0]), c[1]))
+    chosen = [first, *rest]
+    text = opener + spoken([x for _, _, x in chosen], meeting.names)
+    while defects(text) and len(chosen) > 1:
+        chosen.pop()
+        text = opener + spoken([x for _, _, x in chosen], meeting.names)
+    if defects(text):
+        return Composition("")
+    return Composition(text, list(dict.fromkeys(k for k, _, _ in chosen)), [], best)
+
+
 def compose(meeting: MeetingState, principal: Profile, cue: Cue, query: str | Query) -> Composition:
     """The words the principal would say now, or an empty text when nothing grounded fits."""
     s = ComposeSettings
@@ -120,27 +178,9 @@ def compose(meeting: MeetingState, principal: Profile, cue: Cue, query: str | Qu
     assert last is not None
     order, weight, best_latest = _ranked_items(meeting, principal, volunteered=cue.scenario is Scenario.chime_in)
     if order and best_latest >= s.item_floor:
-        candidates: list[tuple[float, int, int, str]] = []
-        for k in order:
-            sentences = [x.strip() for x in _SENTENCE.split(principal.background[k].information) if x.strip()]
-            for pos, sentence in enumerate(sentences):
-                fit = s.item_weight * weight[k] + (1 - s.item_weight) * pair_score(query, sentence) - 0.02 * pos
-                candidates.append((fit, k, pos, sentence))
-        candidates.sort(key=lambda c: c[0], reverse=True)
-        chosen: list[tuple[int, int, str]] = []
-        used = 0
-        for _, k, pos, sentence in candidates:
-            n = len(sentence.split())
-            if used + n <= s.max_words:
-                chosen.append((k, pos, sentence))
-                used += n
-        if not chosen:
-            k, sentence = candidates[0][1], candidates[0][3]
-            chosen = [(k, 0, " ".join(sentence.split()[: s.max_words]) + "…")]
-        chosen.sort(key=lambda c: (order.index(c[0]), c[1]))
-        used_items = list(dict.fromkeys(k for k, _, _ in chosen))
-        text = spoken([sentence for _, _, sentence in chosen], meeting.names)
-        return Composition(_opener(cue) + text, used_items, [], best_latest)
+        said = _said(meeting, principal, cue, query, order, weight, best_latest)
+        if said.text:
+            return said
     for match in rank_intents(query, principal)[:1]:
         intent = principal.intents[match.index].strip().rstrip(".?!").strip()
         # Handed the floor (implicit cue), the principal may raise their own point; a direct question
