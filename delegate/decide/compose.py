@@ -61,6 +61,31 @@ class ComposeSettings:
     """How much the sentence encoder's reading of the latest turn against each item adds to the item's rank."""
 
 
+def _read_sentences(turn: str, principal: Profile) -> np.ndarray:
+    """Per background item (0 for private ones), how well its best sayable sentence answers `turn`, read by
+    the sentence encoder: a long record answers with one of its sentences, and the encoder reads a text's
+    first 64 word pieces only. A brief the principal wrote is read whole, item by item."""
+    if not any(b.source for b in principal.background):
+        return read_items(turn, principal)
+    from delegate.language.encoder import shipped as encoder
+
+    items = principal.background
+    tickets = ticket_names(items)
+    texts = [[b.context, *sayable(b, tickets)] if b.shareable else [] for b in items]
+    flat = [t for ts in texts for t in ts]
+    if not flat or not turn.strip():
+        return np.zeros(len(items))
+    vecs = encoder().encode([turn, *flat])
+    cos = vecs[1:] @ vecs[0]
+    out = np.zeros(len(items))
+    at = 0
+    for k, ts in enumerate(texts):
+        if ts:
+            out[k] = max(0.0, float(cos[at : at + len(ts)].max()))
+        at += len(ts)
+    return out
+
+
 def _ranked_items(meeting: MeetingState, principal: Profile, volunteered: bool) -> tuple[list[int], np.ndarray, float]:
     """Up to `max_items` shareable items not yet said, best first; their normalised weights; the best
     relevance to the latest turn."""
@@ -77,7 +102,7 @@ def _ranked_items(meeting: MeetingState, principal: Profile, volunteered: bool) 
                 best_latest = max(best_latest, m.score)
     # Which item answers the latest turn, read by the sentence encoder: words and static vectors see the
     # subject; the encoder tells the answer from an item that only shares it.
-    totals += s.reader_weight * read_items(turns[-1].text, principal)
+    totals += s.reader_weight * _read_sentences(turns[-1].text, principal)
     spoken = meeting.spoken_items.get(principal.speaker_label, set())
     said = meeting.said_by(principal.speaker_label, s.recent_turns_checked)
     said_matrix = np.stack([embedding(u.text) for u in said]) if said else None
@@ -144,11 +169,9 @@ def _said(meeting: MeetingState, principal: Profile, cue: Cue, query: str | Quer
     if not pool:
         return Composition("")
     read = _encoder_fit(last.text, [x for _, _, x in pool])
+    own = {(k, pos): 0.5 * (pair_score(query, x) + float(r)) for (k, pos, x), r in zip(pool, read, strict=True)}
     scored = sorted(
-        (
-            (s.item_weight * weight[k] + (1 - s.item_weight) * 0.5 * (pair_score(query, x) + float(r)) - 0.02 * pos, k, pos, x)
-            for (k, pos, x), r in zip(pool, read, strict=True)
-        ),
+        ((s.item_weight * weight[k] + (1 - s.item_weight) * own[k, pos] - 0.02 * pos, k, pos, x) for k, pos, x in pool),
         key=lambda c: c[0],
         reverse=True,
     )
@@ -159,9 +182,9 @@ def _said(meeting: MeetingState, principal: Profile, cue: Cue, query: str | Quer
             chosen.append((k, pos, x))
     if not chosen:
         return Composition("")
-    # The sentence that answers first; the rest in the items' own order, as the records tell it.
-    first, rest = chosen[0], sorted(chosen[1:], key=lambda c: (order.index(c[0]), c[1]))
-    chosen = [first, *rest]
+    # The sentence that answers best first (by its own fit); the rest in the items' order, as the records tell it.
+    first = max(chosen, key=lambda c: own[c[0], c[1]])
+    chosen = [first, *sorted((c for c in chosen if c is not first), key=lambda c: (order.index(c[0]), c[1]))]
     text = opener + spoken([x for _, _, x in chosen], meeting.names)
     while defects(text) and len(chosen) > 1:
         chosen.pop()

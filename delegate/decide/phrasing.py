@@ -192,6 +192,8 @@ def _clean(sentence: str, tickets: Mapping[str, str], title: str) -> str:
     if not s or _QUESTION_LABEL.match(s) or _META.match(s):
         return ""
     s = _ANSWER_LABEL.sub("", s)
+    if s.startswith("(") and s.rstrip(".").endswith(")") and s.count("(") == 1:
+        s = s.rstrip(".")[1:-1].strip() + "."
     s = _CAPS_HEADER.sub("", s)
     s = _BULLET.sub("", s)
     s = _TRAILING_NUMBER.sub("", s)
