@@ -122,6 +122,23 @@ def _ranked_items(meeting: MeetingState, principal: Profile, volunteered: bool) 
     return order, totals / max(float(totals.max()), 1e-9), best_latest
 
 
+# A line that runs the meeting rather than says anything ("Okay, let's start the 4.2 go/no-go.", "Next item."):
+# nobody chimes in on it with a record of the meeting it names.
+_PROCEDURAL = re.compile(
+    r"^\W*(?:(?:okay|ok|right|alright|so|good|great|well|now|then|thanks(?: \w+)?)[,.!]?\s+)*"
+    r"(?:(?:let'?s|let us|we(?:'ll| will| can| should)?)\s+(?:start|begin|get started|kick off|kick things off|move on|"
+    r"go on|continue|wrap up|close|take|turn to|go (?:through|round|around)|vote|jump|do)\b|"
+    r"welcome\b|(?:hello|hi|morning),? (?:everyone|all)\b|next (?:item|topic|up|on the agenda)\b|moving on\b|"
+    r"any other business\b|(?:first|next),? \w+ (?:update|section)\b)",
+    re.IGNORECASE,
+)
+
+
+def procedural(text: str) -> bool:
+    """Whether the line runs the meeting (opens it, moves it on) and asks nothing."""
+    return bool(_PROCEDURAL.match(text)) and "?" not in text
+
+
 HOLDING_LINE = "I don't have that at hand right now — I'll check and follow up after the meeting."
 """Said when the principal is asked something their notes do not answer."""
 CHIME_IN_OPENER = "If I may add — "
@@ -199,6 +216,8 @@ def compose(meeting: MeetingState, principal: Profile, cue: Cue, query: str | Qu
     s = ComposeSettings
     last = meeting.last
     assert last is not None
+    if cue.scenario is Scenario.chime_in and procedural(last.text):
+        return Composition("")
     order, weight, best_latest = _ranked_items(meeting, principal, volunteered=cue.scenario is Scenario.chime_in)
     if order and best_latest >= s.item_floor:
         said = _said(meeting, principal, cue, query, order, weight, best_latest)
