@@ -17,6 +17,7 @@ from delegate.decide.cues import Cue
 from delegate.decide.relevance import Query, pair_score, rank_background, rank_intents, read_items
 from delegate.decide.phrasing import sayable, ticket_names
 from delegate.decide.spoken import spoken, unmask
+from delegate.language.questions import NUMBER, TEMPORAL, QuestionType, question_type
 from delegate.language.similarity import embedding
 from delegate.meeting import MeetingState
 from delegate.models import Profile, Scenario
@@ -40,8 +41,10 @@ class Composition:
 class ComposeSettings:
     max_words = 58
     """A reply's words, its opener included (the speakable check allows 60)."""
-    max_sentences = 3
-    """A reply's sentences: what a colleague says in one turn (the speakable check allows 4)."""
+    max_sentences = 4
+    """A reply's sentences from the principal's own notes: their chosen words (the speakable check allows 4)."""
+    max_record_sentences = 2
+    """A reply's sentences from records (a brief built from sources): one or two, as a colleague answers."""
     window = 3
     """Substantive turns that make the query; each older turn weighs `decay` times the next."""
     decay = 0.5
@@ -58,6 +61,8 @@ class ComposeSettings:
     """Cosine above which an item counts as already said by the principal."""
     recent_turns_checked = 40
     reader_weight = 0.5
+    says_asked = 0.15
+    """Added to a sentence's own fit when it says what kind of thing is asked (a time for "when", a number for "how many")."""
     """How much the sentence encoder's reading of the latest turn against each item adds to the item's rank."""
 
 
@@ -186,16 +191,24 @@ def _said(meeting: MeetingState, principal: Profile, cue: Cue, query: str | Quer
     if not pool:
         return Composition("")
     read = _encoder_fit(last.text, [x for _, _, x in pool])
-    own = {(k, pos): 0.5 * (pair_score(query, x) + float(r)) for (k, pos, x), r in zip(pool, read, strict=True)}
+    # A question for a time or a number is answered by a sentence that says one.
+    kind = question_type(last.text)
+    says = TEMPORAL if kind is QuestionType.when else NUMBER if kind is QuestionType.howmany else None
+    own = {
+        (k, pos): 0.5 * (pair_score(query, x) + float(r)) + (s.says_asked if says is not None and says.search(x) else 0.0)
+        for (k, pos, x), r in zip(pool, read, strict=True)
+    }
     scored = sorted(
         ((s.item_weight * weight[k] + (1 - s.item_weight) * own[k, pos] - 0.02 * pos, k, pos, x) for k, pos, x in pool),
         key=lambda c: c[0],
         reverse=True,
     )
     opener = _opener(cue)
+    records = any(principal.background[k].source for k in order)
+    max_sentences = s.max_record_sentences if records else s.max_sentences
     chosen: list[tuple[int, int, str]] = []
     for _, k, pos, x in scored:
-        if _within([*chosen, (k, pos, x)], opener, s.max_words, s.max_sentences):
+        if _within([*chosen, (k, pos, x)], opener, s.max_words, max_sentences):
             chosen.append((k, pos, x))
     if not chosen:
         return Composition("")
