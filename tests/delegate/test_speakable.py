@@ -9,7 +9,12 @@ import pytest
 
 from delegate.speakable import defects, speakable
 
-SHARED_TOOL = Path(__file__).resolve().parents[2] / ".." / "shared" / "tools" / "speakable.py"
+ROOT = Path(__file__).resolve().parents[2]
+# ../shared beside the repository, or two levels up from a worktree.
+SHARED_TOOL = next(
+    (p for p in (ROOT / ".." / "shared" / "tools" / "speakable.py", ROOT / ".." / ".." / "shared" / "tools" / "speakable.py") if p.is_file()),
+    ROOT / ".." / "shared" / "tools" / "speakable.py",
+)
 
 TEXTS = [
     "It's fixed: the change merged on Tuesday and is in build 1187.",
