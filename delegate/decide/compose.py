@@ -190,12 +190,16 @@ def _said(meeting: MeetingState, principal: Profile, cue: Cue, query: str | Quer
     pool = [(k, pos, x) for k in order for pos, x in enumerate(sayable(principal.background[k], tickets))]
     if not pool:
         return Composition("")
-    read = _encoder_fit(last.text, [x for _, _, x in pool])
+    # Records are read by the sentence encoder too (a long record answers with one of its sentences); a
+    # principal's own notes are few and written as cues, and the words and static vectors read them well.
+    records = any(principal.background[k].source for k in order)
+    read = _encoder_fit(last.text, [x for _, _, x in pool]) if records else np.zeros(len(pool))
     # A question for a time or a number is answered by a sentence that says one.
     kind = question_type(last.text)
     says = TEMPORAL if kind is QuestionType.when else NUMBER if kind is QuestionType.howmany else None
     own = {
-        (k, pos): 0.5 * (pair_score(query, x) + float(r)) + (s.says_asked if says is not None and says.search(x) else 0.0)
+        (k, pos): (0.5 * (pair_score(query, x) + float(r)) if records else pair_score(query, x))
+        + (s.says_asked if says is not None and says.search(x) else 0.0)
         for (k, pos, x), r in zip(pool, read, strict=True)
     }
     scored = sorted(
@@ -204,7 +208,6 @@ def _said(meeting: MeetingState, principal: Profile, cue: Cue, query: str | Quer
         reverse=True,
     )
     opener = _opener(cue)
-    records = any(principal.background[k].source for k in order)
     max_sentences = s.max_record_sentences if records else s.max_sentences
     chosen: list[tuple[int, int, str]] = []
     for _, k, pos, x in scored:
@@ -212,9 +215,13 @@ def _said(meeting: MeetingState, principal: Profile, cue: Cue, query: str | Quer
             chosen.append((k, pos, x))
     if not chosen:
         return Composition("")
-    # The sentence that answers best first (by its own fit); the rest in the items' order, as the records tell it.
-    first = max(chosen, key=lambda c: own[c[0], c[1]])
-    chosen = [first, *sorted((c for c in chosen if c is not first), key=lambda c: (order.index(c[0]), c[1]))]
+    in_order = sorted(chosen, key=lambda c: (order.index(c[0]), c[1]))
+    if records:
+        # From records, the sentence that answers best comes first (by its own fit), the rest as the records
+        # tell it; the principal's notes are said in the order they wrote them.
+        first = max(chosen, key=lambda c: own[c[0], c[1]])
+        in_order = [first, *(c for c in in_order if c is not first)]
+    chosen = in_order
     text = opener + spoken([x for _, _, x in chosen], meeting.names)
     while defects(text) and len(chosen) > 1:
         chosen.pop()
