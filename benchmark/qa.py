@@ -29,8 +29,8 @@ from delegate.ask import build_asker
 from delegate.ask.base import Answer, Asker
 from delegate.ask.commitments import Commitments
 from delegate.ask.embedded import QuestionType
-from delegate.language.questions import question_type
 from delegate.config import Settings
+from delegate.language.questions import question_type
 from delegate.meeting import MeetingState
 
 matplotlib.use("Agg")

@@ -13,11 +13,11 @@ from benchmark.workplace.scenario import Scenario
 from delegate.decide.compose import HOLDING_LINE
 from delegate.decide.local import LocalEngine
 from delegate.models import Profile
-from delegate.speakable import defects
 from delegate.sources.brief import Brief, Meeting, build_brief
 from delegate.sources.folder import load_sources
 from delegate.sources.items import SourceError, Sources
 from delegate.sources.lookup import SourceIndex
+from delegate.speakable import defects
 
 
 def brief_for(scenario: Scenario) -> tuple[Brief, Sources, float]:

@@ -14,8 +14,8 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from delegate.decide.cues import Cue
-from delegate.decide.relevance import Query, pair_score, rank_background, rank_intents, read_items
 from delegate.decide.phrasing import sayable, ticket_names
+from delegate.decide.relevance import Query, pair_score, rank_background, rank_intents, read_items
 from delegate.decide.spoken import spoken, unmask
 from delegate.language.questions import NUMBER, TEMPORAL, QuestionType, question_type
 from delegate.language.similarity import embedding

@@ -26,8 +26,8 @@ from delegate.llm.prompts import (
     transcript_window,
 )
 from delegate.meeting import MeetingState
-from delegate.speakable import defects
 from delegate.models import Decision, Profile, Scenario
+from delegate.speakable import defects
 
 log = structlog.get_logger(__name__)
 
