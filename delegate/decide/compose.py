@@ -76,7 +76,7 @@ def _read_sentences(turn: str, principal: Profile) -> np.ndarray:
 
     items = principal.background
     tickets = ticket_names(items)
-    texts = [[b.context, *sayable(b, tickets)] if b.shareable else [] for b in items]
+    texts = [[b.context, *sayable(b, tickets, principal.name)] if b.shareable else [] for b in items]
     flat = [t for ts in texts for t in ts]
     if not flat or not turn.strip():
         return np.zeros(len(items))
@@ -159,9 +159,10 @@ def likely_openings(principal: Profile, names: dict[str, str]) -> list[str]:
     """How this meeting's replies most likely begin, the fixed lines first, then each sentence the principal
     may share as they would say it: a voice can have them ready before they are needed."""
     openings = [HOLDING_LINE, CHIME_IN_OPENER.strip(), INTENT_OPENER.strip()]
+    tickets = ticket_names(principal.background)
     for item in principal.background:
         if item.shareable:
-            openings += [spoken([x], names) for x in _SENTENCE.split(item.information) if x.strip()]
+            openings += [spoken([x], names) for x in sayable(item, tickets, principal.name)]
     return openings
 
 
@@ -187,7 +188,7 @@ def _said(meeting: MeetingState, principal: Profile, cue: Cue, query: str | Quer
     last = meeting.last
     assert last is not None
     tickets = ticket_names(principal.background)
-    pool = [(k, pos, x) for k in order for pos, x in enumerate(sayable(principal.background[k], tickets))]
+    pool = [(k, pos, x) for k in order for pos, x in enumerate(sayable(principal.background[k], tickets, principal.name))]
     if not pool:
         return Composition("")
     # Records are read by the sentence encoder too (a long record answers with one of its sentences); a

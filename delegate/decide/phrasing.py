@@ -79,6 +79,7 @@ _QUESTION_LABEL = re.compile(r"^\s*Q\s*[:.]", re.I)
 _ANSWER_LABEL = re.compile(r"^\s*A\s*[:.]\s*", re.I)
 _MENTION = re.compile(r"<@\w+>|:[a-z_]+:")
 _SPACES = re.compile(r"\s+")
+_FIRST_PERSON = re.compile(r"\b(?:I|I'm|I've|I'll|I'd|me|my|mine|myself)\b")
 _ORPHAN = re.compile(r"\s+([,.;:!?])")
 
 
@@ -224,19 +225,33 @@ def _title(item: BackgroundItem) -> str:
     return item.context.split(":", 1)[1].strip() if item.source and ":" in item.context else ""
 
 
-def sayable(item: BackgroundItem, tickets: Mapping[str, str] | None = None) -> list[str]:
+def sayable(item: BackgroundItem, tickets: Mapping[str, str] | None = None, speaker: str = "") -> list[str]:
     """The item's text as sentences a colleague would say, in the record's order (empty: nothing sayable).
 
-    `tickets`: ticket keys to their summaries, so that a key inside a sentence is said as the ticket's name."""
-    return list(_sayable(item.information, item.context, item.source or "", tuple(sorted((tickets or {}).items()))))
+    `tickets`: ticket keys to their summaries, so that a key inside a sentence is said as the ticket's name.
+    `speaker`: who says it (the principal); another author's "I" is theirs, not the speaker's to say."""
+    return list(_sayable(item.information, item.context, item.source or "", tuple(sorted((tickets or {}).items())), speaker))
+
+
+def author(item: BackgroundItem) -> str:
+    """Who wrote a message, as its reader named it in the context ("Mail from Lena Fischer: …",
+    "Slack #release, Lena Fischer"); "" when the record has no single author."""
+    if item.source == "gmail":
+        m = re.match(r"^Mail from\s+(.+?):", item.context)
+        return m.group(1).strip() if m else ""
+    if item.source == "slack":
+        return item.context.rsplit(",", 1)[-1].strip() if "," in item.context else ""
+    return ""
 
 
 @lru_cache(maxsize=4096)
-def _sayable(information: str, context: str, source: str, tickets: tuple[tuple[str, str], ...]) -> tuple[str, ...]:
+def _sayable(information: str, context: str, source: str, tickets: tuple[tuple[str, str], ...], speaker: str) -> tuple[str, ...]:
     item = BackgroundItem(context=context, information=information, source=source or None)  # type: ignore[arg-type]
     if not item.source:
         # The principal's own notes: already in their words (the composer makes them first person).
         return tuple(s.strip() for s in SENTENCE.split(information) if s.strip())
+    writer = author(item)
+    someone_else = bool(writer and speaker and writer.casefold() != speaker.casefold())
     names = dict(tickets)
     text = " ".join(_lines(information))
     lead: list[str] = []
@@ -253,6 +268,8 @@ def _sayable(information: str, context: str, source: str, tickets: tuple[tuple[s
     out = [s for s in lead if not defects(s, max_words=MAX_SENTENCE_WORDS)]
     for sentence in SENTENCE.split(text):
         said = _clean(sentence, names, title)
+        if said and someone_else and _FIRST_PERSON.search(said):
+            continue  # "I'll close it after the go/no-go" was its writer's word, not the principal's
         if said and said not in out:
             out.append(said)
     return tuple(out)

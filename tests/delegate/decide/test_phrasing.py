@@ -113,3 +113,11 @@ def test_no_chime_in_on_a_line_that_runs_the_meeting() -> None:
     s = MeetingState("m")
     s.add(Utterance(id=0, speaker="P1", text="Okay, let's start the Depot 7 handover."))
     assert compose(s, profile, Cue(Scenario.chime_in, 0.9, ""), s.last.text).text == ""
+
+
+def test_another_writers_i_is_not_the_principals_to_say() -> None:
+    theirs = BackgroundItem(context="Slack #ops, Jonas Berg", source="slack",
+                            information="I'll return the north gate keys on Friday. The Depot 7 lease renewal is signed.")
+    assert sayable(theirs, speaker="Marta Lind") == ["The Depot 7 lease renewal is signed."]
+    mine = theirs.model_copy(update={"context": "Slack #ops, Marta Lind"})
+    assert sayable(mine, speaker="Marta Lind")[0] == "I'll return the north gate keys on Friday."
