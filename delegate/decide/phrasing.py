@@ -79,6 +79,7 @@ _QUESTION_LABEL = re.compile(r"^\s*Q\s*[:.]", re.I)
 _ANSWER_LABEL = re.compile(r"^\s*A\s*[:.]\s*", re.I)
 _MENTION = re.compile(r"<@\w+>|:[a-z_]+:")
 _SPACES = re.compile(r"\s+")
+_WORD = re.compile(r"[^\W\d_][\w'-]*")
 _FIRST_PERSON = re.compile(r"\b(?:I|I'm|I've|I'll|I'd|me|my|mine|myself)\b")
 _ORPHAN = re.compile(r"\s+([,.;:!?])")
 
@@ -194,14 +195,14 @@ def _clean(sentence: str, tickets: Mapping[str, str], title: str) -> str:
         return ""
     s = _ANSWER_LABEL.sub("", s)
     if s.startswith("(") and s.rstrip(".").endswith(")") and s.count("(") == 1:
-        s = s.rstrip(".")[1:-1].strip() + "."
+        s = s.rstrip(".")[1:-1].strip().rstrip(".") + "."
     s = _CAPS_HEADER.sub("", s)
     s = _BULLET.sub("", s)
     s = _TRAILING_NUMBER.sub("", s)
     if " | " in s:
         # A table row: its cells that say something, as one sentence.
         cells = [c.strip(" .") for c in s.split("|")]
-        s = "; ".join(c for c in cells if len(c.split()) >= MIN_SENTENCE_WORDS)
+        s = "; ".join(c for c in cells if len(_WORD.findall(c)) >= MIN_SENTENCE_WORDS)
         s = f"{s}." if s else ""
     s = re.sub(rf"\s*\(\s*(?:{_KEY})(?:\s*,\s*{_KEY})*\s*\)", "", s)
     s = re.sub(rf",?\s+that's\s+{_KEY}\b", "", s)
