@@ -177,7 +177,7 @@ def _encoder_fit(turn: str, sentences: list[str]) -> np.ndarray:
 
 
 def _within(chosen: list[tuple[int, int, str]], opener: str, max_words: int, max_sentences: int) -> bool:
-    text = " ".join([opener, *(x for _, _, x in chosen)])
+    text = opener + spoken([x for _, _, x in chosen], {})
     return len(text.split()) <= max_words and sentence_count(text) <= max_sentences
 
 

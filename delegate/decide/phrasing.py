@@ -72,7 +72,8 @@ _META = re.compile(
 )
 _CAPS_HEADER = re.compile(r"\b[A-Z]{3,}(\s+[A-Z]{3,})+\s*:\s*")
 _BULLET = re.compile(r"^\s*([-*•·▪‣]|\d{1,2}[.)])\s+")
-_TRAILING_NUMBER = re.compile(r"\s+\d{1,2}[.)]$")
+_TRAILING_NUMBER = re.compile(r"(?<=:)\s+\d{1,2}[.)]$")
+"""A list's first number left at the end of the sentence that opens the list ("If a release goes wrong: 1.")."""
 _EMAIL = re.compile(r"<?\b([\w.+-]+)@[\w-]+\.[\w.-]+\b>?")
 _URL = re.compile(r"\(?\b(?:https?://|www\.)\S+?\)?(?=[\s,;]|[.!?](?:\s|$)|$)", re.I)
 _QUESTION_LABEL = re.compile(r"^\s*Q\s*[:.]", re.I)

@@ -70,6 +70,8 @@ def test_a_ticket_is_its_subject_and_state_and_numbers_stay() -> None:
     assert said[0] == "Scanner app drops offline scans after sync: that's in progress with Amara Okafor and due 2026-04-03."
     assert "OPS-212" not in " ".join(said) and "priority" not in " ".join(said)
     assert any("40 minutes" in s for s in said) and any("5.3.1" in s for s in said)
+    scope = BackgroundItem(context="Mail from Jonas Berg: scope", source="gmail", information="Scope: scanners, depots and Android target SDK 35.")
+    assert sayable(scope) == ["Scope: scanners, depots and Android target SDK 35."]
     assert ticket_sentence("Export fails on large files", "status Done, assigned to Lee") == "Export fails on large files: that's done."
 
 
