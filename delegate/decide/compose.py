@@ -61,22 +61,27 @@ class ComposeSettings:
     """Cosine above which an item counts as already said by the principal."""
     recent_turns_checked = 40
     reader_weight = 0.5
+    """How much the sentence encoder's reading of the latest turn against each item adds to the item's rank."""
+    records_read = 8
+    """Records the encoder reads sentence by sentence: the best by words and static vectors (a brief of a
+    hundred records would cost seconds of encoding on a meeting's first question)."""
     says_asked = 0.15
     """Added to a sentence's own fit when it says what kind of thing is asked (a time for "when", a number for "how many")."""
-    """How much the sentence encoder's reading of the latest turn against each item adds to the item's rank."""
 
 
-def _read_sentences(turn: str, principal: Profile) -> np.ndarray:
+def _read_sentences(turn: str, principal: Profile, cheap: np.ndarray) -> np.ndarray:
     """Per background item (0 for private ones), how well its best sayable sentence answers `turn`, read by
     the sentence encoder: a long record answers with one of its sentences, and the encoder reads a text's
-    first 64 word pieces only. A brief the principal wrote is read whole, item by item."""
+    first 64 word pieces only. Only the `records_read` items best by the `cheap` reading are read. A brief
+    the principal wrote is read whole, item by item."""
     if not any(b.source for b in principal.background):
         return read_items(turn, principal)
     from delegate.language.encoder import shipped as encoder
 
     items = principal.background
     tickets = ticket_names(items)
-    texts = [[b.context, *sayable(b, tickets, principal.name)] if b.shareable else [] for b in items]
+    read = set(int(k) for k in np.argsort(-cheap)[: ComposeSettings.records_read])
+    texts = [[b.context, *sayable(b, tickets, principal.name)] if b.shareable and k in read else [] for k, b in enumerate(items)]
     flat = [t for ts in texts for t in ts]
     if not flat or not turn.strip():
         return np.zeros(len(items))
@@ -107,7 +112,7 @@ def _ranked_items(meeting: MeetingState, principal: Profile, volunteered: bool) 
                 best_latest = max(best_latest, m.score)
     # Which item answers the latest turn, read by the sentence encoder: words and static vectors see the
     # subject; the encoder tells the answer from an item that only shares it.
-    totals += s.reader_weight * _read_sentences(turns[-1].text, principal)
+    totals += s.reader_weight * _read_sentences(turns[-1].text, principal, totals)
     spoken = meeting.spoken_items.get(principal.speaker_label, set())
     said = meeting.said_by(principal.speaker_label, s.recent_turns_checked)
     said_matrix = np.stack([embedding(u.text) for u in said]) if said else None
