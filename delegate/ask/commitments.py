@@ -20,9 +20,16 @@ from delegate.models import ProposedAction
 
 # A question about someone's work to do ("What did Amara commit to?", "What is Bob taking on?").
 COMMITMENT_QUESTION = re.compile(
-    r"\b(commit(?:s|ted)?|agree[ds]?|took on|take[sn]? on|taking on|promise[ds]?|sign(?:ed)? up|volunteer(?:ed|s)?|"
-    r"responsible|on the hook|action items?|tasks?|owns?|assigned|asked to|supposed to|going to do|will do|"
-    r"(?:said|say) (?:she|he|they)(?:'d| would| will)|to do)\b",
+    r"\b(commit(?:s|ted)?|agree[ds]? to|took on|take[sn]? on|taking on|promise[ds]?|sign(?:ed)? up|volunteer(?:ed|s)?|"
+    r"responsible for|on the hook|action items?|assigned|asked to|supposed to|going to do|will do|"
+    r"(?:said|say) (?:she|he|they)(?:'d| would| will))\b",
+    re.IGNORECASE,
+)
+# A who-question about work someone takes on ("Who will send…?", "Who can change…?", "Who agreed to…?"), not
+# about a role or a fact ("Who is the data provider?").
+WHO_TAKES = re.compile(
+    r"\bwho(?:'s|\s+is|\s+was|\s+were)?\s+(?:will|'ll|going\s+to|gonna|supposed\s+to|responsible|in\s+charge|taking|takes|took|"
+    r"agreed|volunteered|asked|assigned|committed|promised|handles|handling|doing|does|did|can|could|should|would|sends?|sent)\b",
     re.IGNORECASE,
 )
 # The words of "who will ...?" that say nothing of the work itself.
@@ -78,10 +85,11 @@ class Commitments:
 
     def answer(self, meeting: MeetingState, question: str, kind: QuestionType) -> Found | None:
         """The answer from the action items, or None when the question is not about them (or none fits)."""
-        named = people_named(meeting, question)
+        people = set(meeting.attendees) | set(meeting.names)
+        named = people_named(meeting, question) & people
         if named and COMMITMENT_QUESTION.search(question):
             return _theirs(meeting, named, self.actions(meeting))
-        if kind is QuestionType.who:
+        if kind is QuestionType.who and WHO_TAKES.search(question):
             return _who_took(meeting, question, self.actions(meeting))
         return None
 
