@@ -70,6 +70,8 @@ _META = re.compile(
     r"approvers?|audience|classification|confidential|draft|status|doc(ument)? id|shared with|do not forward)\b[^.!?]{0,60}[.!]?$",
     re.I,
 )
+_SHOUTED = re.compile(r"^[^a-z]*[A-Z]{2,}[^a-z]*$")
+"""A line in capitals throughout ("MASTER SERVICES AGREEMENT", "CONFIDENTIAL - DRAFT"): a header."""
 _CAPS_HEADER = re.compile(r"\b[A-Z]{3,}(\s+[A-Z]{3,})+\s*:\s*")
 _BULLET = re.compile(r"^\s*([-*•·▪‣]|\d{1,2}[.)])\s+")
 _TRAILING_NUMBER = re.compile(r"(?<=:)\s+\d{1,2}[.)]$")
@@ -139,9 +141,9 @@ def _lines(text: str) -> list[str]:
         line = raw.strip()
         if not line:
             continue
-        if _SIGNATURE.match(line) or (_SIGN_OFF.match(line) and k >= len(lines) - 4):
+        if _SIGNATURE.match(line) or _SIGN_OFF.match(line):
             break  # what follows a sign-off or a quoted mail's header is the signature or the old mail
-        if line.startswith(">") or _GREETING_LINE.match(line) or _MAIL_HEADER.match(line) or _SIGN_OFF.match(line):
+        if line.startswith(">") or _GREETING_LINE.match(line) or _MAIL_HEADER.match(line) or _SHOUTED.match(line):
             continue
         if not out:
             line = _GREETING_LEAD.sub("", line)

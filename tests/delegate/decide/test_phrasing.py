@@ -123,3 +123,14 @@ def test_another_writers_i_is_not_the_principals_to_say() -> None:
     assert sayable(theirs, speaker="Marta Lind") == ["The Depot 7 lease renewal is signed."]
     mine = theirs.model_copy(update={"context": "Slack #ops, Marta Lind"})
     assert sayable(mine, speaker="Marta Lind")[0] == "I'll return the north gate keys on Friday."
+
+
+def test_a_contract_and_a_signed_mail_lose_header_and_signature() -> None:
+    contract = BackgroundItem(context="Document: Haulage contract", source="drive", information=(
+        "MASTER SERVICES AGREEMENT\nThis agreement starts on 1 March 2026 and runs for 24 months.\n"
+        "Either party may end it with 90 days' notice."))
+    assert sayable(contract) == ["This agreement starts on 1 March 2026 and runs for 24 months.", "Either party may end it with 90 days' notice."]
+    mail = BackgroundItem(context="Mail from Jonas Berg: rates", source="gmail", information=(
+        "Hi Marta, the new rate is 1.85 EUR per pallet from April.\n\nBest,\nJonas Berg\nHead of Operations\n"
+        "Larchmont Logistics Ltd\njonas.berg@larchmont.example | +44 20 7946 0000"))
+    assert sayable(mail) == ["The new rate is 1.85 EUR per pallet from April."]
