@@ -136,8 +136,7 @@ def _lines(text: str) -> list[str]:
     """The record's lines with the letter and the form taken off: greeting, sign-off and signature, quoted
     mail, mail headers, metadata lines; a bullet is said as its line."""
     out: list[str] = []
-    lines = text.splitlines()
-    for k, raw in enumerate(lines):
+    for raw in text.splitlines():
         line = raw.strip()
         if not line:
             continue
