@@ -27,8 +27,10 @@ from benchmark.answer_judge import AnswerJudge, agreement, feature_matrix, held_
 from benchmark.scoring.data import BenchDataError, load
 from delegate.ask import build_asker
 from delegate.ask.base import Answer, Asker
+from delegate.ask.commitments import Commitments
 from delegate.ask.embedded import QuestionType
 from delegate.config import Settings
+from delegate.language.questions import question_type
 from delegate.meeting import MeetingState
 
 matplotlib.use("Agg")
@@ -176,6 +178,24 @@ def build_report(
     return report
 
 
+def commitment_split(rows: list[tuple[Question, Answer, bool]], grades: list[float], states: dict[str, MeetingState]) -> dict[str, Any]:
+    """Who took on / committed to what, apart from the rest: the questions the delegate answers from the
+    meeting's action items (`delegate.ask.commitments`), and the who- and what-questions it does not."""
+    taken = Commitments()
+    groups: dict[str, list[tuple[float, bool]]] = defaultdict(list)
+    for (q, a, _), g in zip(rows, grades, strict=True):
+        kind = question_type(q.question)
+        if taken.answer(states[q.meeting_id], q.question, kind) is not None:
+            group = "from_action_items"
+        else:
+            group = f"other_{kind.value}" if kind in (QuestionType.who, QuestionType.what) else "other"
+        groups[group].append((g, a.answered))
+    return {
+        name: {"questions": len(v), "score_mean": round(float(np.mean([g for g, _ in v])), 3), "unanswered": sum(not ok for _, ok in v)}
+        for name, v in sorted(groups.items())
+    }
+
+
 def markdown(report: dict[str, Any]) -> str:
     lines = [
         f"# Ask the delegate on ELITR-Bench: engine `{report['engine']}`, judge `{report['judge']}`",
@@ -183,6 +203,8 @@ def markdown(report: dict[str, Any]) -> str:
         f"- Questions answered and graded: {report['questions']} (skipped, meeting not in the data: {report['skipped']})",
         f"- Mean grade (1-10): **{report['score_mean']}**; unanswered: {report['unanswered']}",
         "- By type: " + ", ".join(f"{t} {v} ({report['questions_by_type'][t]})" for t, v in report["score_by_type"].items()),
+        "- Who took on what (answered from the action items) and the other who/what questions (as the delegate reads them): "
+        + ", ".join(f"{k} {v['score_mean']} ({v['questions']})" for k, v in report.get("commitment_questions", {}).items()),
         f"- Latency per question: p50 {report['latency_ms']['p50']} ms, p95 {report['latency_ms']['p95']} ms, "
         f"p99 {report['latency_ms']['p99']} ms; index ready (all but a meeting's first question): "
         f"p99 {report['latency_ms_index_ready']['p99']} ms; first question, building the BM25 index: "
@@ -244,6 +266,7 @@ def run_benchmark(
         rows, grades, len(questions) - len(present), engine, judge, published, {m: len(s) for m, s in states.items()}
     )
     report["cpu_ms"] = percentiles(cpu_ms)
+    report["commitment_questions"] = commitment_split(rows, grades, states)
     json_path, md_path, png_path = _outputs(out)
     report["files"] = [str(json_path), str(md_path), str(png_path)]
     json_path.parent.mkdir(parents=True, exist_ok=True)

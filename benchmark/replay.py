@@ -287,6 +287,7 @@ def summary_table(rep: dict) -> Table:
         ("private items leaked (of spoken)", pct(rep["private_leak_rate"])),
         ("speech: first person / punctuated / unmasked", " / ".join(pct(rep["speech"][k]) for k in ("first_person", "punctuated", "unmasked"))),
         ("speech: joins an unrelated item", pct(rep["speech"]["joined_unrelated"])),
+        ("speech: speakable (no defect)", pct(rep["speech"].get("speakable"))),
         ("privacy guard would block (of spoken)", pct(rep["guard_block_rate"])),
         ("response words (mean)", f"{rep['response_words']['mean']:.1f}"),
         ("meeting correctness", pct(rep["meeting_correctness"])),

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections import defaultdict
+from collections import Counter, defaultdict
 
 import numpy as np
 
@@ -69,8 +69,9 @@ def snapshot_figures(results: list[CaseResult], engine: str, judge: str, elapsed
         "private_leak_rate": _rate([r.private_leak for r in results if r.spoke]),
         "speech": {
             prop: _rate([getattr(r.speech, prop) for r in results if r.speech is not None])
-            for prop in ("first_person", "punctuated", "unmasked", "joined_unrelated")
+            for prop in ("first_person", "punctuated", "unmasked", "joined_unrelated", "speakable")
         },
+        "speakable_defects": dict(Counter(d for r in results if r.speech is not None for d in r.speech.defects)),
         "guard_block_rate": _rate([r.guard_blocked for r in results if r.spoke]),
         "response_words": {"mean": float(np.mean([r.words for r in results if r.spoke])) if any(r.spoke for r in results) else 0.0},
         "meeting_correctness": _rate([ok for oks in meetings.values() for ok in oks]),

@@ -33,6 +33,7 @@ def write_cases(results: list[CaseResult], path: Path) -> None:
                 "attribution": r.attribution,
                 "private_leak": r.private_leak,
                 "guard_blocked": r.guard_blocked,
+                "speakable_defects": list(r.speech.defects) if r.speech is not None else [],
                 "latency_ms": round(r.latency_ms, 4),
             }
             f.write(json.dumps(row, ensure_ascii=False) + "\n")
@@ -70,6 +71,9 @@ def markdown(report: dict) -> str:
             f"- Spoken like the principal: first person {pct(sp['first_person'])}, sentence-final punctuation "
             f"{pct(sp['punctuated'])}, no mask brackets {pct(sp['unmasked'])}; joins an unrelated item {pct(sp['joined_unrelated'])}"
         )
+        if "speakable" in sp:
+            found = ", ".join(f"{k} {v}" for k, v in sorted(snap.get("speakable_defects", {}).items())) or "none"
+            lines.append(f"- Speakable (no address, URL, key, field list, letter, header, bullets; <= 60 words, 4 sentences): {pct(sp['speakable'])} of spoken replies; defects: {found}")
     if "llm" in report:
         llm = report["llm"]
         lines.append(

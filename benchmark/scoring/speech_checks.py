@@ -6,6 +6,8 @@
 - `unmasked`: no `[PERSON3]`-style mask brackets are spoken.
 - `joined_unrelated`: the reply joins a background item that fits the talk much worse than its first
   item (by the judge's similarity to the last turns) — a second item that answers another question.
+- `speakable` and `defects`: the speakable check (`delegate.speakable`: no address, URL, ticket key, field
+  list, greeting or sign-off, header, bullets, at most 60 words and 4 sentences) and what it found.
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from delegate.decide.spoken import THIRD_PERSON_OPENERS
 from delegate.language.similarity import similarity
 from delegate.language.text import MASK
 from delegate.models import Profile
+from delegate.speakable import defects
 
 # A capitalised word at a sentence start, or glued on after a lowercase word (a lost full stop).
 _SENTENCE_START = re.compile(r"(?:^|(?<=[.!?;—])\s+|(?<=[a-z0-9,])\s+(?=[A-Z]))([A-Za-z']+)\s+(\S+)")
@@ -33,6 +36,8 @@ class SpeechChecks(BaseModel):
     punctuated: bool
     unmasked: bool
     joined_unrelated: bool
+    speakable: bool = True
+    defects: tuple[str, ...] = ()
 
 
 def _third_person_opener(response: str) -> bool:
@@ -55,10 +60,13 @@ def check(response: str, principal: Profile, used_background: list[int], talk: s
         for k in used_background
         if 0 <= k < len(principal.background)
     ]
+    found = defects(response)
     unrelated = len(fits) > 1 and min(fits[1:]) < UNRELATED_SHARE * fits[0]
     return SpeechChecks(
         first_person=not _third_person_opener(response) and not _names_principal(response, principal),
         punctuated=bool(_FINAL.search(response.strip())),
         unmasked=MASK.search(response) is None,
         joined_unrelated=unrelated,
+        speakable=not found,
+        defects=tuple(found),
     )

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import time
+from collections import Counter
 from typing import Any
 
 from benchmark.scoring.data import BenchMeeting, ProfileSpec
@@ -16,6 +17,7 @@ from delegate.sources.brief import Brief, Meeting, build_brief
 from delegate.sources.folder import load_sources
 from delegate.sources.items import SourceError, Sources
 from delegate.sources.lookup import SourceIndex
+from delegate.speakable import defects
 
 
 def brief_for(scenario: Scenario) -> tuple[Brief, Sources, float]:
@@ -73,6 +75,7 @@ async def run(scenario: Scenario, lookup: bool = True) -> tuple[dict[str, Any], 
             "looked_up": r.used_sources,
             "cited_used": sum(_cited(b.item_id, kind.source_refs) for b in used) + cited_sources,
             "forbidden_spoken": leaked, "holding_line": r.spoke and _holding(r.response), "words": r.words,
+            "speakable_defects": defects(r.response) if r.spoke else [],
             "latency_ms": round(r.latency_ms, 2), "reason": r.reason,
         })
     report = _report(scenario, brief, brief_s, lines)
@@ -88,6 +91,14 @@ async def run(scenario: Scenario, lookup: bool = True) -> tuple[dict[str, Any], 
 def _all_forbidden(scenario: Scenario) -> list[str]:
     # The phrases of every private case apply to every response, not only to their own case's.
     return sorted({f for c in scenario.cases.values() for f in c.forbidden})
+
+
+def _speakable(lines: list[dict[str, Any]]) -> dict[str, Any]:
+    """The speakable check over every spoken reply: how many have a defect, and which."""
+    spoke = [x for x in lines if x["spoke"]]
+    found = Counter(d for x in spoke for d in x["speakable_defects"])
+    with_defect = sum(bool(x["speakable_defects"]) for x in spoke)
+    return {"replies": len(spoke), "with_defect": with_defect, "defect_rate": _share(with_defect, len(spoke)), "defects": dict(found)}
 
 
 def _share(n: int, d: int) -> float | None:
@@ -134,6 +145,7 @@ def _report(scenario: Scenario, brief: Brief, brief_s: float, lines: list[dict[s
             "holding_line": sum(x["holding_line"] for x in unanswerable),
             "spoke_otherwise": sum(x["spoke"] and not x["holding_line"] for x in unanswerable),
         },
+        "speakable": _speakable(lines),
         "words_mean": _share(sum(x["words"] for x in lines if x["spoke"]), sum(x["spoke"] for x in lines)),
         "decision_ms_max": max((x["latency_ms"] for x in lines), default=0.0),
     }

@@ -19,6 +19,7 @@ from pydantic import BaseModel
 
 from delegate import guard
 from delegate.ask.base import NO_ANSWER, WITHHELD, Answer, Audience
+from delegate.ask.commitments import Commitments, people_named
 from delegate.ask.retrieval import Hit, TurnIndex, sentences
 from delegate.language.questions import (
     FILLER,
@@ -154,23 +155,12 @@ def _source(meeting: MeetingState, hit: Hit, quote: str) -> str:
     return f"turn {hit.utterance.id}, {meeting.display_name(hit.utterance.speaker)}: “{_unmask(_quote(quote), meeting)}”"
 
 
-def _people_named(meeting: MeetingState, text: str) -> set[str]:
-    """Labels of the people a text names: `[PERSON3]` masks, or display names (full or first) of attendees."""
-    found = {m.group(1) for m in MASK.finditer(text)}
-    words = set(re.findall(r"[A-Z][\w'-]+", text))
-    for label, name in meeting.names.items():
-        parts = name.split()
-        if parts and (parts[0] in words or name in text):
-            found.add(label)
-    return found
-
-
 def _who(meeting: MeetingState, question: str, ranked: list[_Sentence], hits: list[Hit]) -> _Draft | None:
-    asked_about = _people_named(meeting, question)
+    asked_about = people_named(meeting, question)
     evidence: dict[str, list[tuple[float, _Sentence]]] = {}
     for s in ranked[:8]:
         speaker = hits[s.hit_index].utterance.speaker
-        found = {(label, 1.0) for label in _people_named(meeting, s.text)}
+        found = {(label, 1.0) for label in people_named(meeting, s.text)}
         found.add((speaker, 0.9 if FIRST_PERSON.search(s.text) else 0.25))
         for label, weight in found:
             if label not in asked_about:
@@ -306,6 +296,7 @@ class EmbeddedAsker:
 
     def __init__(self) -> None:
         self._indexes: dict[str, TurnIndex] = {}
+        self._commitments = Commitments()
 
     def _index(self, meeting: MeetingState) -> TurnIndex:
         index = self._indexes.get(meeting.meeting_id)
@@ -327,6 +318,7 @@ class EmbeddedAsker:
 
     def forget(self, meeting_id: str) -> None:
         self._indexes.pop(meeting_id, None)
+        self._commitments.forget(meeting_id)
 
     async def ask(
         self, meeting: MeetingState, question: str, principal: Profile | None, audience: Audience
@@ -388,6 +380,11 @@ class EmbeddedAsker:
             draft = _topic(meeting, index)
             opening = [Hit(meeting.utterances[i], i, 1.0, 0.0) for i in draft.hits] if draft else []
             return (draft.model_copy(update={"hits": list(range(len(opening)))}) if draft else None), opening
+        # Who took on what: from the meeting's action items, not from who talks most about the work.
+        taken = self._commitments.answer(meeting, question, kind)
+        if taken is not None:
+            rested = [Hit(meeting.utterances[i], i, taken.score, 0.0) for i in taken.turns]
+            return _Draft(text=taken.text, hits=list(range(len(rested))), score=taken.score), rested
         if not hits or not _enough_overlap(question, hits):
             return None, hits
         hits = _with_replies(meeting, hits)

@@ -80,8 +80,13 @@ def _parts(question: str, names: frozenset[str]) -> list[dict[str, float]]:
     """What a turn asks, sentence by sentence ("Priya, crash numbers first. Are we where we need to be?"
     asks about its first sentence); sentences that say too little to be asked about are left out, and a
     turn with none is taken whole."""
-    parts = [_asked(s, names) for s in _SENTENCE.split(question) if s.strip()]
+    sentences = [s for s in _SENTENCE.split(question) if s.strip()]
+    parts = [_asked(s, names) for s in sentences]
     kept = [p for p in parts if sum(p.values()) >= MIN_ASKED]
+    # What is asked is the question itself: "Sofia has been brilliant on this release. Is she up for
+    # promotion?" asks about a promotion, not about the release its preamble names.
+    asking = [p for s, p in zip(sentences, parts, strict=True) if s.rstrip().endswith("?") and sum(p.values()) >= MIN_ASKED]
+    kept = asking or kept
     whole = _asked(question, names)
     return kept or ([whole] if whole else [])
 

@@ -14,11 +14,14 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from delegate.decide.cues import Cue
+from delegate.decide.phrasing import sayable, ticket_names
 from delegate.decide.relevance import Query, pair_score, rank_background, rank_intents, read_items
 from delegate.decide.spoken import spoken, unmask
+from delegate.language.questions import NUMBER, TEMPORAL, QuestionType, question_type
 from delegate.language.similarity import embedding
 from delegate.meeting import MeetingState
 from delegate.models import Profile, Scenario
+from delegate.speakable import defects, sentence_count
 
 # Sentences, and clauses after a `;` (kept with it, so a reply that joins them reads as written).
 _SENTENCE = re.compile(r"(?<=[.!?;])\s+")
@@ -37,6 +40,11 @@ class Composition:
 
 class ComposeSettings:
     max_words = 58
+    """A reply's words, its opener included (the speakable check allows 60)."""
+    max_sentences = 4
+    """A reply's sentences from the principal's own notes: their chosen words (the speakable check allows 4)."""
+    max_record_sentences = 2
+    """A reply's sentences from records (a brief built from sources): one or two, as a colleague answers."""
     window = 3
     """Substantive turns that make the query; each older turn weighs `decay` times the next."""
     decay = 0.5
@@ -54,6 +62,38 @@ class ComposeSettings:
     recent_turns_checked = 40
     reader_weight = 0.5
     """How much the sentence encoder's reading of the latest turn against each item adds to the item's rank."""
+    records_read = 8
+    """Records the encoder reads sentence by sentence: the best by words and static vectors (a brief of a
+    hundred records would cost seconds of encoding on a meeting's first question)."""
+    says_asked = 0.15
+    """Added to a sentence's own fit when it says what kind of thing is asked (a time for "when", a number for "how many")."""
+
+
+def _read_sentences(turn: str, principal: Profile, cheap: np.ndarray) -> np.ndarray:
+    """Per background item (0 for private ones), how well its best sayable sentence answers `turn`, read by
+    the sentence encoder: a long record answers with one of its sentences, and the encoder reads a text's
+    first 64 word pieces only. Only the `records_read` items best by the `cheap` reading are read. A brief
+    the principal wrote is read whole, item by item."""
+    if not any(b.source for b in principal.background):
+        return read_items(turn, principal)
+    from delegate.language.encoder import shipped as encoder
+
+    items = principal.background
+    tickets = ticket_names(items)
+    read = set(int(k) for k in np.argsort(-cheap)[: ComposeSettings.records_read])
+    texts = [[b.context, *sayable(b, tickets, principal.name)] if b.shareable and k in read else [] for k, b in enumerate(items)]
+    flat = [t for ts in texts for t in ts]
+    if not flat or not turn.strip():
+        return np.zeros(len(items))
+    vecs = encoder().encode([turn, *flat])
+    cos = vecs[1:] @ vecs[0]
+    out = np.zeros(len(items))
+    at = 0
+    for k, ts in enumerate(texts):
+        if ts:
+            out[k] = max(0.0, float(cos[at : at + len(ts)].max()))
+        at += len(ts)
+    return out
 
 
 def _ranked_items(meeting: MeetingState, principal: Profile, volunteered: bool) -> tuple[list[int], np.ndarray, float]:
@@ -72,7 +112,7 @@ def _ranked_items(meeting: MeetingState, principal: Profile, volunteered: bool) 
                 best_latest = max(best_latest, m.score)
     # Which item answers the latest turn, read by the sentence encoder: words and static vectors see the
     # subject; the encoder tells the answer from an item that only shares it.
-    totals += s.reader_weight * read_items(turns[-1].text, principal)
+    totals += s.reader_weight * _read_sentences(turns[-1].text, principal, totals)
     spoken = meeting.spoken_items.get(principal.speaker_label, set())
     said = meeting.said_by(principal.speaker_label, s.recent_turns_checked)
     said_matrix = np.stack([embedding(u.text) for u in said]) if said else None
@@ -92,6 +132,23 @@ def _ranked_items(meeting: MeetingState, principal: Profile, volunteered: bool) 
     return order, totals / max(float(totals.max()), 1e-9), best_latest
 
 
+# A line that runs the meeting rather than says anything ("Okay, let's start the 4.2 go/no-go.", "Next item."):
+# nobody chimes in on it with a record of the meeting it names.
+_PROCEDURAL = re.compile(
+    r"^\W*(?:(?:okay|ok|right|alright|so|good|great|well|now|then|thanks(?: \w+)?)[,.!]?\s+)*"
+    r"(?:(?:let'?s|let us|we(?:'ll| will| can| should)?)\s+(?:start|begin|get started|kick off|kick things off|move on|"
+    r"go on|continue|wrap up|close|take|turn to|go (?:through|round|around)|vote|jump|do)\b|"
+    r"welcome\b|(?:hello|hi|morning),? (?:everyone|all)\b|next (?:item|topic|up|on the agenda)\b|moving on\b|"
+    r"any other business\b|(?:first|next),? \w+ (?:update|section)\b)",
+    re.IGNORECASE,
+)
+
+
+def procedural(text: str) -> bool:
+    """Whether the line runs the meeting (opens it, moves it on) and asks nothing."""
+    return bool(_PROCEDURAL.match(text)) and "?" not in text
+
+
 HOLDING_LINE = "I don't have that at hand right now — I'll check and follow up after the meeting."
 """Said when the principal is asked something their notes do not answer."""
 CHIME_IN_OPENER = "If I may add — "
@@ -107,10 +164,77 @@ def likely_openings(principal: Profile, names: dict[str, str]) -> list[str]:
     """How this meeting's replies most likely begin, the fixed lines first, then each sentence the principal
     may share as they would say it: a voice can have them ready before they are needed."""
     openings = [HOLDING_LINE, CHIME_IN_OPENER.strip(), INTENT_OPENER.strip()]
+    tickets = ticket_names(principal.background)
     for item in principal.background:
         if item.shareable:
-            openings += [spoken([x], names) for x in _SENTENCE.split(item.information) if x.strip()]
+            openings += [spoken([x], names) for x in sayable(item, tickets, principal.name)]
     return openings
+
+
+def _encoder_fit(turn: str, sentences: list[str]) -> np.ndarray:
+    """How well each sentence answers the latest turn, read by the shipped sentence encoder (cosine, >= 0)."""
+    from delegate.language.encoder import shipped as encoder
+
+    if not sentences or not turn.strip():
+        return np.zeros(len(sentences))
+    vecs = encoder().encode([turn, *sentences])
+    return np.clip(vecs[1:] @ vecs[0], 0.0, 1.0)
+
+
+def _within(chosen: list[tuple[int, int, str]], opener: str, max_words: int, max_sentences: int) -> bool:
+    text = opener + spoken([x for _, _, x in chosen], {})
+    return len(text.split()) <= max_words and sentence_count(text) <= max_sentences
+
+
+def _said(meeting: MeetingState, principal: Profile, cue: Cue, query: str | Query, order: list[int], weight: np.ndarray, best: float) -> Composition:
+    """The reply from the ranked items: their sayable sentences (`phrasing`), the one that answers best first,
+    then what else fits `max_words` and `max_sentences` in the record's order."""
+    s = ComposeSettings
+    last = meeting.last
+    assert last is not None
+    tickets = ticket_names(principal.background)
+    pool = [(k, pos, x) for k in order for pos, x in enumerate(sayable(principal.background[k], tickets, principal.name))]
+    if not pool:
+        return Composition("")
+    # Records are read by the sentence encoder too (a long record answers with one of its sentences); a
+    # principal's own notes are few and written as cues, and the words and static vectors read them well.
+    records = any(principal.background[k].source for k in order)
+    read = _encoder_fit(last.text, [x for _, _, x in pool]) if records else np.zeros(len(pool))
+    # A question for a time or a number is answered by a sentence that says one.
+    kind = question_type(last.text)
+    says = TEMPORAL if kind is QuestionType.when else NUMBER if kind is QuestionType.howmany else None
+    own = {
+        (k, pos): (0.5 * (pair_score(query, x) + float(r)) if records else pair_score(query, x))
+        + (s.says_asked if says is not None and says.search(x) else 0.0)
+        for (k, pos, x), r in zip(pool, read, strict=True)
+    }
+    scored = sorted(
+        ((s.item_weight * weight[k] + (1 - s.item_weight) * own[k, pos] - 0.02 * pos, k, pos, x) for k, pos, x in pool),
+        key=lambda c: c[0],
+        reverse=True,
+    )
+    opener = _opener(cue)
+    max_sentences = s.max_record_sentences if records else s.max_sentences
+    chosen: list[tuple[int, int, str]] = []
+    for _, k, pos, x in scored:
+        if _within([*chosen, (k, pos, x)], opener, s.max_words, max_sentences):
+            chosen.append((k, pos, x))
+    if not chosen:
+        return Composition("")
+    in_order = sorted(chosen, key=lambda c: (order.index(c[0]), c[1]))
+    if records:
+        # From records, the sentence that answers best comes first (by its own fit), the rest as the records
+        # tell it; the principal's notes are said in the order they wrote them.
+        first = max(chosen, key=lambda c: own[c[0], c[1]])
+        in_order = [first, *(c for c in in_order if c is not first)]
+    chosen = in_order
+    text = opener + spoken([x for _, _, x in chosen], meeting.names)
+    while defects(text) and len(chosen) > 1:
+        chosen.pop()
+        text = opener + spoken([x for _, _, x in chosen], meeting.names)
+    if defects(text):
+        return Composition("")
+    return Composition(text, list(dict.fromkeys(k for k, _, _ in chosen)), [], best)
 
 
 def compose(meeting: MeetingState, principal: Profile, cue: Cue, query: str | Query) -> Composition:
@@ -118,29 +242,13 @@ def compose(meeting: MeetingState, principal: Profile, cue: Cue, query: str | Qu
     s = ComposeSettings
     last = meeting.last
     assert last is not None
+    if cue.scenario is Scenario.chime_in and procedural(last.text):
+        return Composition("")
     order, weight, best_latest = _ranked_items(meeting, principal, volunteered=cue.scenario is Scenario.chime_in)
     if order and best_latest >= s.item_floor:
-        candidates: list[tuple[float, int, int, str]] = []
-        for k in order:
-            sentences = [x.strip() for x in _SENTENCE.split(principal.background[k].information) if x.strip()]
-            for pos, sentence in enumerate(sentences):
-                fit = s.item_weight * weight[k] + (1 - s.item_weight) * pair_score(query, sentence) - 0.02 * pos
-                candidates.append((fit, k, pos, sentence))
-        candidates.sort(key=lambda c: c[0], reverse=True)
-        chosen: list[tuple[int, int, str]] = []
-        used = 0
-        for _, k, pos, sentence in candidates:
-            n = len(sentence.split())
-            if used + n <= s.max_words:
-                chosen.append((k, pos, sentence))
-                used += n
-        if not chosen:
-            k, sentence = candidates[0][1], candidates[0][3]
-            chosen = [(k, 0, " ".join(sentence.split()[: s.max_words]) + "…")]
-        chosen.sort(key=lambda c: (order.index(c[0]), c[1]))
-        used_items = list(dict.fromkeys(k for k, _, _ in chosen))
-        text = spoken([sentence for _, _, sentence in chosen], meeting.names)
-        return Composition(_opener(cue) + text, used_items, [], best_latest)
+        said = _said(meeting, principal, cue, query, order, weight, best_latest)
+        if said.text:
+            return said
     for match in rank_intents(query, principal)[:1]:
         intent = principal.intents[match.index].strip().rstrip(".?!").strip()
         # Handed the floor (implicit cue), the principal may raise their own point; a direct question

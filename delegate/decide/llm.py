@@ -27,6 +27,7 @@ from delegate.llm.prompts import (
 )
 from delegate.meeting import MeetingState
 from delegate.models import Decision, Profile, Scenario
+from delegate.speakable import defects
 
 log = structlog.get_logger(__name__)
 
@@ -154,6 +155,10 @@ class LLMEngine:
             if not verdict.allowed:
                 # The detail names the rule and the item's index, never the words: it is logged.
                 raise LLMFailure("private_leak", f"guard rule {verdict.rule} on background item {verdict.item}")
+            # The same rules the embedded engine phrases to: a reply a colleague would not say falls back.
+            unsaid = defects(speak)
+            if unsaid:
+                raise LLMFailure("unspeakable", f"speakable check: {', '.join(unsaid)}")
         except LLMFailure as failure:
             self.fallbacks += 1
             self.fallback_reasons[failure.kind] += 1

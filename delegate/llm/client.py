@@ -25,7 +25,7 @@ LLMClient = AsyncOpenAI
 """The client type callers hold (made by `make_client`): they name it through here, never through `openai`."""
 
 T = TypeVar("T", bound=BaseModel)
-FailureKind = Literal["timeout", "http_error", "connection", "invalid_output", "private_leak", "too_long"]
+FailureKind = Literal["timeout", "http_error", "connection", "invalid_output", "private_leak", "too_long", "unspeakable"]
 
 
 class LLMFailure(Exception):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from datetime import datetime
 from pathlib import Path
 
@@ -23,18 +24,37 @@ class _File(Shape):
     content: str = ""
 
 
-def parts(content: str) -> list[str]:
+_ITEM = re.compile(r"^([-*•]|\d{1,2}[.)])\s")
+"""A line that opens a list item: never a wrapped line's continuation."""
+
+
+def _lines(content: str) -> list[str]:
+    """The document's lines, a line wrapped mid-sentence joined back to the line it continues (indented, or
+    opening in lower case after a line with no end)."""
     out: list[str] = []
-    current: list[str] = []
-    for line in (x.strip() for x in content.splitlines()):
+    for raw in content.splitlines():
+        line = raw.strip()
         if not line:
             continue
+        wrapped = not _ITEM.match(line) and (raw[:1].isspace() or line[0].islower() or line[0] in "(,")
+        if out and wrapped and out[-1][-1] not in ".!?:;":
+            out[-1] = f"{out[-1]} {line}"
+        else:
+            out.append(line)
+    return out
+
+
+def parts(content: str) -> list[str]:
+    """The document in parts of about `PART_CHARS`, one line of the document a line of its part, each ended."""
+    out: list[str] = []
+    current: list[str] = []
+    for line in _lines(content):
         if current and sum(len(x) for x in current) + len(line) > PART_CHARS:
-            out.append(" ".join(current))
+            out.append("\n".join(current))
             current = []
         current.append(line if line[-1] in ".!?:;" else line + ".")
     if current:
-        out.append(" ".join(current))
+        out.append("\n".join(current))
     return out
 
 

@@ -105,6 +105,9 @@ def test_benchmark_answers_team_questions_and_skips_absent_meetings(tmp_path: Pa
     assert set(report["score_by_type"]) == {"who", "what", "when", "howmany"}
     assert report["score_by_type"]["what"] is None and report["score_by_type"]["who"] is not None
     assert {"p50", "p95", "p99"} <= report["latency_ms"].keys()
+    # "Who can change the privacy label?" is answered from the action items (Luis took it on); the party is not.
+    split = report["commitment_questions"]
+    assert split["from_action_items"]["questions"] == 1 and split["other_who"]["questions"] == 1
     assert (tmp_path / "qa" / "report.md").read_text().startswith("# Ask the delegate")
     assert (tmp_path / "qa" / "report.png").stat().st_size > 1000
     rows = [json.loads(line) for line in (tmp_path / "qa" / "report_answers.jsonl").read_text().splitlines()]

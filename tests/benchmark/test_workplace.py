@@ -9,7 +9,12 @@ from pathlib import Path
 
 import pytest
 
-DEV = Path(__file__).resolve().parents[2] / ".." / "shared" / "benchmark" / "workplace-dev"
+ROOT = Path(__file__).resolve().parents[2]
+# ../shared beside the repository, or two levels up from a worktree.
+DEV = next(
+    (p for p in (ROOT / ".." / "shared" / "benchmark" / "workplace-dev", ROOT / ".." / ".." / "shared" / "benchmark" / "workplace-dev") if p.is_dir()),
+    ROOT / ".." / "shared" / "benchmark" / "workplace-dev",
+)
 
 
 @pytest.mark.skipif(not (DEV / "scenario.json").is_file(), reason="the workplace-dev scenario is not here")
@@ -23,6 +28,12 @@ def test_workplace_benchmark_writes_its_report_and_never_says_a_private_phrase(t
     assert report["private"]["phrases_spoken"] == 0
     assert report["brief"]["private_listed_in_brief_as_shareable"] == []
     assert report["sourced"]["cases"] == 11 and report["sourced"]["response_rate"] is not None
+    # Every spoken reply is checked, and what the check found is the report's count.
+    spoken = [x for x in lines if x["spoke"]]
+    assert report["speakable"]["replies"] == len(spoken)
+    assert report["speakable"]["with_defect"] == sum(bool(x["speakable_defects"]) for x in spoken) == 0
+    unanswerable = [x for x in lines if x["kind"] == "unanswerable"]
+    assert all(x["holding_line"] for x in unanswerable)
 
 
 def test_a_folder_that_is_not_a_scenario_is_one_line(tmp_path: Path) -> None:

@@ -286,6 +286,17 @@ async def test_speech_that_leaks_a_private_item_is_dropped(server: ScriptedOpenA
     await engine.aclose()
 
 
+async def test_speech_a_colleague_would_not_say_is_dropped(server: ScriptedOpenAI) -> None:
+    pasted = "Hi all, PAR-12 parser rewrite (status Done, priority High). Details at https://wiki.example.com/parser."
+    server.reset(lambda prompt: engage(pasted))
+    engine = LLMEngine(scripted_settings(server.base_url), fallback=LocalEngine())
+    decision = await engine.decide(meeting_of(TIMELINE), PRINCIPAL)
+    assert decision.reason.startswith("llm fallback (unspeakable)")
+    assert decision.speak != pasted and "https://" not in decision.speak
+    assert engine.fallback_reasons["unspeakable"] == 1
+    await engine.aclose()
+
+
 def test_the_guard_spares_what_the_meeting_already_said() -> None:
     said_in_meeting = ["Petra Kowalczyk mentioned the reorganisation yesterday.", "ok", "ok", "ok"]
     assert guard.check("Petra talked about the reorganisation.", PRINCIPAL, said_in_meeting).allowed

@@ -78,3 +78,6 @@ def test_the_brief_starts_from_sources_with_provenance_and_privacy(
         said = bot.decision(0)["decision"]
         assert "10 June" in said["speak"] and "3 June" not in said["speak"]
         assert "Dentist" not in said["speak"]
+        # The console names the records the reply was made of, by source and id.
+        used = text_of(driver, "#row-0 .used", "the records the reply used")
+        assert "gmail · m2@example.org" in used and "10 June" in used

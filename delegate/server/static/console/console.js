@@ -799,11 +799,12 @@
 
   function usedBackground(d) {
     const indices = d.used_background || [];
-    if (!indices.length) return null;
+    const looked = d.used_sources || [];
+    if (!indices.length && !looked.length) return null;
     const items = M.brief?.principal?.background || M.info?.background || null;
     return h("div", { class: "used" },
       h("span", { class: "used-title" }, "From the brief"),
-      h("ul", {}, indices.map((i) => {
+      h("ul", {}, [...looked.map((id) => h("li", { class: "looked-up" }, `Looked up in the sources: ${id}`)), ...indices.map((i) => {
         const item = items?.[i];
         if (!item) return h("li", {}, `Background item ${i + 1}`);
         if (item.information == null) {
@@ -812,8 +813,9 @@
         }
         return h("li", { class: item.shareable === false ? "private" : "" },
           item.shareable === false ? h("span", { class: "badge private" }, "Private") : null,
+          item.source ? h("span", { class: "prov" }, `${item.source} · ${item.item_id || "?"}: `) : null,
           h("span", { class: "ctx" }, item.context), " → ", item.information);
-      })));
+      })]));
   }
 
   async function resolveSpeech(uid, verdict, text) {
