@@ -21,6 +21,9 @@ _FRAME = re.compile(r"^(?P<func>.+?) \((?P<file>[^()]*?)(?::(?P<line>\d+))?\)$")
 _GROUPS: dict[str, tuple[str, ...]] = {
     # A sample belongs to the innermost frame of its stack that one of these names (else: "other").
     "action extraction": ("delegate/actions/", "session/actions.py"),
+    # The floor model's own inference: its trees, and the sentence encoder (which also reads briefs at join and
+    # the latest turn against the items a reply may use).
+    "floor model and sentence encoder": ("delegate/decide/turn_taking.py", "delegate/language/encoder.py"),
     "decision (engine)": ("delegate/decide/", "delegate/guard.py", "delegate/language/"),
     "audit writes": ("delegate/store/",),
     "metrics": ("prometheus_client/",),
@@ -33,6 +36,7 @@ INCLUSIVE = (
     "MeetingSession._on_utterance",
     "Decisions._decide_and_tell",
     "ActionDesk.extract",
+    "Later._passes",
     "Outbox.audit",
     "Outbox.send",
     "Outbox.publish",
@@ -55,6 +59,16 @@ class ProfileSummary(BaseModel):
     """Share of samples whose stack passes through each function of `INCLUSIVE`."""
 
 
+FLOOR_MODEL = "floor model and sentence encoder"
+
+
+def cpu_by_part(summary: ProfileSummary, cpu_ms_per_utterance: float) -> dict[str, float]:
+    """The server's CPU per utterance split by the profile's parts, with the part outside the floor model."""
+    parts = {group: round(share * cpu_ms_per_utterance, 4) for group, share in summary.groups.items()}
+    parts["outside the floor model"] = round(cpu_ms_per_utterance - parts.get(FLOOR_MODEL, 0.0), 4)
+    return parts
+
+
 def _frames(stack: str) -> list[str]:
     out = []
     for frame in stack.split(";"):
@@ -63,9 +77,11 @@ def _frames(stack: str) -> list[str]:
             out.append(frame.strip())
             continue
         path = m["file"]
-        for marker in ("site-packages/", "/lib/python3", "wt-load/", "main/"):
+        for marker in ("site-packages/", "/lib/python3"):
             if marker in path:
                 path = path.split(marker, 1)[1]
+        if "/delegate/" in path:  # a checkout, wherever it is: from the package on
+            path = "delegate/" + path.rsplit("/delegate/", 1)[1]
         out.append(f"{m['func']} ({path})")
     return out
 

@@ -17,6 +17,8 @@ from importlib import resources
 
 import numpy as np
 
+from delegate.language.deferred import check_deferred
+
 LAYERS = 6
 HEADS = 12
 HIDDEN = 384
@@ -114,6 +116,7 @@ class Encoder:
                     waits.setdefault(t, []).append(k)
                 else:
                     todo.setdefault(t, []).append(k)
+            check_deferred([*todo, *waits], self.encode)
             running = threading.Event()
             for t in todo:
                 self._running[t] = running

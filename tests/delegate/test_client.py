@@ -60,6 +60,10 @@ async def test_a_meeting_gets_typed_decisions_actions_and_answers(server: LiveSe
         assert named.utterance_id == 1 and named.scenario == "explicit_cue"
         assert "Friday" in named.speak
         await meeting.say("Carol", "Alice, can you schedule the rollback drill for Thursday?")
+        for _ in range(200):  # action items come a beat after the decision
+            if meeting.actions:
+                break
+            await asyncio.sleep(0.01)
         (action,) = meeting.actions.values()
         assert action.assignees == ["Alice Smith"] and "rollback drill" in action.description
         answer = await meeting.ask("Who will schedule the rollback drill?")

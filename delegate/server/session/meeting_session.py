@@ -53,6 +53,7 @@ from delegate.server.session.approval_desk import ApprovalDesk
 from delegate.server.session.audio_in import AudioIn, TranscriberFactory
 from delegate.server.session.core import MeetingCore
 from delegate.server.session.decisions import Decisions
+from delegate.server.session.later import Later
 from delegate.server.session.outbox import CLOSE_REPLACED, CLOSE_RESTART, Connection, Outbox
 from delegate.server.session.release import Release
 from delegate.server.session.voice_out import VoiceOut, VoiceSource
@@ -83,6 +84,7 @@ class MeetingSession:
         voice: VoiceSource | None = None,
         approval_timeout_s: float = 30.0,
         watch_limit: int = 1000,
+        later: Later | None = None,
     ) -> None:
         self.owner = owner
         self.created_at = time.time()
@@ -104,7 +106,7 @@ class MeetingSession:
         made: list[Decision] = []
         self.approval_desk = ApprovalDesk(self.core, self.outbox, spec.approval, approval_timeout_s, made, release)
         self.decisions = Decisions(self.core, self.outbox, engine, metrics, self.approval_desk, release, made)
-        self.action_desk = ActionDesk(self.core, self.outbox, actions, spec.approval, metrics)
+        self.action_desk = ActionDesk(self.core, self.outbox, actions, spec.approval, metrics, later)
         self.audio = AudioIn(self.core, self.outbox, self.voice, asr, on_final=self._on_utterance)
         self._release = release
         self._spec = spec
@@ -216,6 +218,7 @@ class MeetingSession:
             if self.closed:
                 return
             await self.decisions.settle_pending(reason=reason)
+            await self.action_desk.flush()  # the last utterance's actions, before the meeting ends
             await self.approval_desk.expire_all("meeting_ended")
             self.action_desk.cancel_refining()
             await self.voice.stop(reason)
@@ -246,6 +249,7 @@ class MeetingSession:
         async with self.core.inbound:
             if self.closed:
                 return
+            await self.action_desk.flush()
             self.core.closed = self.core.suspended = True
             self.audio.drop()
             conn, self.outbox.conn = self.outbox.conn, None
@@ -411,6 +415,8 @@ class MeetingSession:
         async with self.core.inbound:
             self.core.still_open()
             self._check_id(message.id)
+            # The previous utterance's actions, if its beat has not come yet: extracted while it is the latest.
+            await self.action_desk.flush()
             utterance = message.utterance()
             await self.voice.barge_in(by=utterance.speaker)  # someone else speaks: the delegate stops
             await self.decisions.settle_pending(reason="newer_utterance", newer=utterance.id)
@@ -429,8 +435,7 @@ class MeetingSession:
             # The ack goes out before the decision task can run, so a client always sees them in that order.
             await self.outbox.send(Ack(of="utterance", meeting_id=self.meeting_id, utterance_id=utterance.id))
             self.decisions.start(utterance.id, received)
-            if self.action_desk.extracting:
-                await self.action_desk.extract(utterance.id)
+            self.action_desk.extract_later(utterance.id)
 
     def _check_text(self, message: UtteranceIn) -> None:
         if not message.text.strip():

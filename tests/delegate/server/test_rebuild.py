@@ -69,6 +69,8 @@ async def play(sessions: Sessions, meeting_id: str, ids: range, conn: Recorder) 
     for uid in ids:
         await session.handle(utt(uid), conn)
         await asyncio.sleep(0.01)  # let the decision be made before the next turn, as in a live meeting
+        while session.action_desk.due:  # and the turn's action items, a beat after it
+            await asyncio.sleep(0.01)
         if uid == 3:
             first = session.actions["a1"]
             await session.handle(Feedback(type="feedback", verdict="approve", action_id=first.id), conn)

@@ -99,9 +99,10 @@ def utt(uid: int, text: str, speaker: str = "Bob") -> UtteranceIn:
 
 
 async def settle(session: MeetingSession) -> None:
+    """Until the latest decision is made and the latest utterance's actions (a beat later) extracted."""
     for _ in range(200):
         await asyncio.sleep(0.005)
-        if session.decisions.settled:
+        if session.decisions.settled and not session.action_desk.due:
             return
 
 
