@@ -10,9 +10,75 @@ time, not the event loop's: the other meetings' decisions go on meanwhile.
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import itertools
+import os
+import queue
+import threading
+from collections.abc import Callable
+from concurrent.futures import Future
 from dataclasses import dataclass, field
+from functools import cache
+from typing import Any
+
+import structlog
 
 from delegate.language.deferred import NotReadYet, Read
+
+log = structlog.get_logger("delegate.reading")
+
+URGENT, AHEAD = 0, 1
+"""Priorities: a decision waiting for its reading goes before what is read ahead (a brief when a meeting starts)."""
+
+
+class ReadingWorker:
+    """The threads that run the encoder and the models that read words, off the event loop: all cores but one,
+    so the loop always has one; each takes the most urgent job first."""
+
+    def __init__(self, threads: int) -> None:
+        self._jobs: queue.PriorityQueue[tuple[int, int, Callable[..., Any], tuple[Any, ...], Future[Any]]] = (
+            queue.PriorityQueue()
+        )
+        self._order = itertools.count()
+        for k in range(threads):
+            threading.Thread(target=self._serve, name=f"reading-{k}", daemon=True).start()
+
+    def submit(self, priority: int, fn: Callable[..., Any], *args: Any) -> Future[Any]:
+        done: Future[Any] = Future()
+        self._jobs.put((priority, next(self._order), fn, args, done))
+        return done
+
+    def _serve(self) -> None:
+        while True:
+            _, _, fn, args, done = self._jobs.get()
+            if not done.set_running_or_notify_cancel():
+                continue
+            try:
+                done.set_result(fn(*args))
+            except BaseException as e:  # the caller gets it; the thread serves the next job
+                done.set_exception(e)
+
+
+@cache
+def worker() -> ReadingWorker:
+    """The process's reading threads, started the first time they are needed."""
+    return ReadingWorker(max(1, (os.cpu_count() or 2) - 1))
+
+
+async def read_ahead(wait_s: float, fn: Callable[..., object], *args: Any) -> None:
+    """Run `fn(*args)` in the reading threads after every urgent job; wait for it up to `wait_s` (it goes on after).
+
+    A meeting that starts reads its brief this way: alone it is ready before the first utterance; when a thousand
+    start at once, none waits long, and a decision that needs a brief not read yet reads it first, urgently."""
+    job = worker().submit(AHEAD, fn, *args)
+    job.add_done_callback(_log_failure)
+    with contextlib.suppress(TimeoutError):
+        await asyncio.wait_for(asyncio.shield(asyncio.wrap_future(job)), wait_s)
+
+
+def _log_failure(job: Future[Any]) -> None:
+    if not job.cancelled() and job.exception() is not None:
+        log.error("read_ahead_failed", error=repr(job.exception()))
 
 
 @dataclass
@@ -50,7 +116,7 @@ class BatchedReading:
                 failed: BaseException | None = None
                 try:
                     for read, texts in by_reader.items():
-                        await asyncio.to_thread(read, texts)
+                        await asyncio.wrap_future(worker().submit(URGENT, read, texts))
                 except Exception as e:  # each waiting decision hears of it, and fails as the engine would have
                     failed = e
                 self.batches += 1

@@ -22,6 +22,7 @@ from delegate.actions import Extractor
 from delegate.ask.base import Answer, Asker, Audience
 from delegate.ask.embedded import EmbeddedAsker
 from delegate.decide.base import Engine
+from delegate.decide.reading import read_ahead
 from delegate.decide.turn_taking import read_brief
 from delegate.meeting import MeetingState
 from delegate.models import Decision, Profile, ProposedAction
@@ -61,6 +62,9 @@ from delegate.server.watch import Watcher, Watchers, replay
 from delegate.store import AuditKind, MeetingRecord, Store, UnstorableEvent
 
 log = structlog.get_logger("delegate.session")
+
+BRIEF_WAIT_S = 2.0
+"""How long a meeting that starts (or is taken over) waits for its brief to be read before it answers `join`."""
 
 
 class MeetingSession:
@@ -209,7 +213,7 @@ class MeetingSession:
             approval=self.approval,
         )
         # The principal's brief is read by the sentence encoder once, now, not in the meeting's first reply.
-        await asyncio.to_thread(read_brief, self.principal)
+        await read_ahead(BRIEF_WAIT_S, read_brief, self.principal)
         self._log.info("meeting_created", engine=self.engine.name, principal=self.principal.name)
 
     async def close(self, reason: str, kind: AuditKind = AuditKind.closed) -> None:
@@ -283,7 +287,7 @@ class MeetingSession:
         )
         # Its timer died with the process that held it; the principal may not even be watching here.
         await self.approval_desk.expire_all("taken_over")
-        await asyncio.to_thread(read_brief, self.principal)
+        await read_ahead(BRIEF_WAIT_S, read_brief, self.principal)
 
     def resume_decision(self, utterance_id: int) -> None:
         self.decisions.start(utterance_id)
