@@ -100,10 +100,19 @@ class LocalEngine:
     async def _decide_reading_aside(self, meeting: MeetingState, principal: Profile) -> Decision:
         """Decide on the loop with what is already read; a text the decision must read first is read in the
         worker (`reading`), batched with other meetings', and the decision taken again."""
+        t0 = time.perf_counter()
+        waited = False
         for _ in range(READ_ATTEMPTS):
             try:
                 with deferred():
-                    return self.decide_now(meeting, principal)
+                    decision = self.decide_now(meeting, principal)
+                break
             except NotReadYet as missing:
+                waited = True
                 await self.reading.read(missing)
-        return self.decide_now(meeting, principal)  # read but already forgotten again (a full cache): read here
+        else:
+            decision = self.decide_now(meeting, principal)  # read, then forgotten again (a full cache): read here
+        if not waited:
+            return decision
+        # Its latency is the whole of it, the readings it waited for included.
+        return decision.model_copy(update={"latency_ms": (time.perf_counter() - t0) * 1000})
