@@ -11,7 +11,7 @@ import httpx
 import pytest
 
 from benchmark.asr import AUDIO_FIXTURES
-from delegate.client import ConnectionLost, DelegateClient, DelegateError
+from delegate.client import RETRY_FIRST_S, RETRY_MAX_S, ConnectionLost, DelegateClient, DelegateError, retry_delay
 from delegate.config import Settings
 from delegate.server.protocol import ActionMessage, DecisionMessage
 from testkit.live import ALICE, LiveServer, start_server, watch
@@ -166,3 +166,12 @@ async def test_speech_in_and_out_with_the_audio_helpers(settings: Callable[..., 
             assert abs(len(speech.pcm) / 2 / speech.sample_rate * 1000 - speech.end.duration_ms) <= 100
     finally:
         live.stop()
+
+
+def test_reconnection_waits_are_random_under_a_cap_that_doubles() -> None:
+    # A thousand clients of a dead process must not come back in the same instant.
+    first = [retry_delay(0) for _ in range(500)]
+    late = [retry_delay(12) for _ in range(500)]
+    assert all(0 <= w <= RETRY_FIRST_S for w in first) and len(set(first)) > 400
+    assert all(0 <= w <= RETRY_MAX_S for w in late) and max(late) > RETRY_MAX_S / 2
+    assert max(retry_delay(3) for _ in range(500)) <= RETRY_FIRST_S * 8
