@@ -11,7 +11,14 @@ import httpx
 import pytest
 
 from benchmark.asr import AUDIO_FIXTURES
-from delegate.client import RETRY_FIRST_S, RETRY_MAX_S, ConnectionLost, DelegateClient, DelegateError, retry_delay
+from delegate.client import (
+    RETRY_FIRST_S,
+    RETRY_MAX_S,
+    ConnectionLost,
+    DelegateClient,
+    DelegateError,
+    retry_delay,
+)
 from delegate.config import Settings
 from delegate.server.protocol import ActionMessage, DecisionMessage
 from testkit.live import ALICE, LiveServer, start_server, watch
