@@ -23,7 +23,10 @@ from typing import Any
 
 import structlog
 
+from delegate.decide.turn_taking import read_brief
 from delegate.language.deferred import NotReadYet, Read
+from delegate.language.encoder import shipped as encoder
+from delegate.models import Profile
 
 log = structlog.get_logger("delegate.reading")
 
@@ -65,15 +68,30 @@ def worker() -> ReadingWorker:
     return ReadingWorker(max(1, (os.cpu_count() or 2) - 1))
 
 
-async def read_ahead(wait_s: float, fn: Callable[..., object], *args: Any) -> None:
-    """Run `fn(*args)` in the reading threads after every urgent job; wait for it up to `wait_s` (it goes on after).
+AHEAD_CHUNK = 4
+"""Texts per job read ahead: an urgent reading waits for at most one such job, not for a whole brief."""
+
+
+async def read_brief_ahead(principal: Profile, wait_s: float) -> None:
+    """Read the principal's brief in the reading threads after every urgent job, a few texts per job; wait for it
+    up to `wait_s` (it goes on after).
 
     A meeting that starts reads its brief this way: alone it is ready before the first utterance; when a thousand
     start at once, none waits long, and a decision that needs a brief not read yet reads it first, urgently."""
-    job = worker().submit(AHEAD, fn, *args)
-    job.add_done_callback(_log_failure)
+    items = principal.background
+    texts = list(
+        dict.fromkeys([*(b.information for b in items), *(b.context for b in items if b.context.strip()), *principal.intents])
+    )
+    jobs = [worker().submit(AHEAD, _encode, texts[k : k + AHEAD_CHUNK]) for k in range(0, len(texts), AHEAD_CHUNK)]
+    jobs.append(worker().submit(AHEAD, read_brief, principal))  # what is left of it, and its vectors kept
+    for job in jobs:
+        job.add_done_callback(_log_failure)
     with contextlib.suppress(TimeoutError):
-        await asyncio.wait_for(asyncio.shield(asyncio.wrap_future(job)), wait_s)
+        await asyncio.wait_for(asyncio.shield(asyncio.wrap_future(jobs[-1])), wait_s)
+
+
+def _encode(texts: list[str]) -> None:
+    encoder().encode(texts)  # the encoder loads here, in the thread, if nothing loaded it yet
 
 
 def _log_failure(job: Future[Any]) -> None:

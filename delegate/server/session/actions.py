@@ -63,7 +63,7 @@ class ActionDesk:
 
     @property
     def due(self) -> bool:
-        """An utterance's actions are still to be extracted."""
+        """An utterance's actions are still to be extracted, or being recorded."""
         return self._due is not None
 
     @property
@@ -76,10 +76,14 @@ class ActionDesk:
 
     async def flush(self) -> None:
         """Extract what is due now; the caller holds the inbound lock, and the utterance is still the latest."""
-        utterance_id, self._due = self._due, None
-        if utterance_id is None or self._core.closed:
+        utterance_id = self._due
+        if utterance_id is None:
             return
-        await self.extract(utterance_id)
+        try:
+            if not self._core.closed:
+                await self.extract(utterance_id)
+        finally:
+            self._due = None  # only now: until its actions are recorded and sent, they are still due
 
     async def extract(self, utterance_id: int) -> None:
         assert self._extractor is not None

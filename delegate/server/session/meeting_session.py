@@ -22,8 +22,7 @@ from delegate.actions import Extractor
 from delegate.ask.base import Answer, Asker, Audience
 from delegate.ask.embedded import EmbeddedAsker
 from delegate.decide.base import Engine
-from delegate.decide.reading import read_ahead
-from delegate.decide.turn_taking import read_brief
+from delegate.decide.reading import read_brief_ahead
 from delegate.meeting import MeetingState
 from delegate.models import Decision, Profile, ProposedAction
 from delegate.server.approval import HeldSpeech, for_bot
@@ -213,7 +212,7 @@ class MeetingSession:
             approval=self.approval,
         )
         # The principal's brief is read by the sentence encoder once, now, not in the meeting's first reply.
-        await read_ahead(BRIEF_WAIT_S, read_brief, self.principal)
+        await read_brief_ahead(self.principal, BRIEF_WAIT_S)
         self._log.info("meeting_created", engine=self.engine.name, principal=self.principal.name)
 
     async def close(self, reason: str, kind: AuditKind = AuditKind.closed) -> None:
@@ -287,7 +286,7 @@ class MeetingSession:
         )
         # Its timer died with the process that held it; the principal may not even be watching here.
         await self.approval_desk.expire_all("taken_over")
-        await read_ahead(BRIEF_WAIT_S, read_brief, self.principal)
+        await read_brief_ahead(self.principal, BRIEF_WAIT_S)
 
     def resume_decision(self, utterance_id: int) -> None:
         self.decisions.start(utterance_id)
