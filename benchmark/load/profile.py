@@ -21,9 +21,6 @@ _FRAME = re.compile(r"^(?P<func>.+?) \((?P<file>[^()]*?)(?::(?P<line>\d+))?\)$")
 _GROUPS: dict[str, tuple[str, ...]] = {
     # A sample belongs to the innermost frame of its stack that one of these names (else: "other").
     "action extraction": ("delegate/actions/", "session/actions.py"),
-    # The floor model's own inference: its trees, and the sentence encoder (which also reads briefs at join and
-    # the latest turn against the items a reply may use).
-    "floor model and sentence encoder": ("delegate/decide/turn_taking.py", "delegate/language/encoder.py"),
     "decision (engine)": ("delegate/decide/", "delegate/guard.py", "delegate/language/"),
     "audit writes": ("delegate/store/",),
     "metrics": ("prometheus_client/",),
@@ -60,6 +57,10 @@ class ProfileSummary(BaseModel):
 
 
 FLOOR_MODEL = "floor model and sentence encoder"
+"""A sample anywhere under the floor model's inference (its features, trees and reader: `turn_taking.floor`), or in
+the sentence encoder (which also reads briefs when a meeting starts, and the latest turn against the items a reply
+may use)."""
+_FLOOR_FRAMES = ("floor (delegate/decide/turn_taking.py)", "read_brief (delegate/decide/turn_taking.py)")
 
 
 def cpu_by_part(summary: ProfileSummary, cpu_ms_per_utterance: float) -> dict[str, float]:
@@ -114,6 +115,8 @@ def summarise(collapsed: Path, top: int = 15) -> ProfileSummary:
 
 
 def _group(frames: list[str]) -> str:
+    if any(frame.startswith(_FLOOR_FRAMES) or "language/encoder.py" in frame for frame in frames):
+        return FLOOR_MODEL
     for frame in reversed(frames):
         for group, markers in _GROUPS.items():
             if any(marker in frame for marker in markers):
