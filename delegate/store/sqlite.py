@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import itertools
 import json
 import os
 import queue
@@ -274,9 +275,16 @@ class SQLiteStore:
         self.transactions += 1
         try:
             writer.execute("BEGIN")
-            for write in batch:
-                cur = writer.execute(write.sql, write.params)
-                results.append(cur.lastrowid or 0)
+            for sql, run in itertools.groupby(batch, key=lambda w: w.sql):
+                writes = list(run)
+                if sql != _INSERT or len(writes) == 1:
+                    results += [writer.execute(w.sql, w.params).lastrowid or 0 for w in writes]
+                    continue
+                # A run of events in one statement: one call into SQLite, not one per event. The one writer
+                # inside one transaction gives them consecutive seqs, ending at the last one inserted.
+                writer.executemany(sql, [w.params for w in writes])
+                last = writer.execute("SELECT last_insert_rowid()").fetchone()[0]
+                results += range(last - len(writes) + 1, last + 1)
             writer.execute("COMMIT")
         except BaseException:
             if writer.in_transaction:

@@ -288,7 +288,9 @@ async def test_writes_of_one_turn_of_the_loop_commit_together_and_each_waits_for
         together = store.transactions - before
         assert sorted(seqs) == seqs and len(set(seqs)) == 300
         # Every append returned after its commit: the rows are there, read by another connection.
-        assert [e.utterance_id for e in read_events(db, "m1")] == list(range(300))
+        logged = read_events(db, "m1")
+        assert [e.utterance_id for e in logged] == list(range(300))
+        assert [e.seq for e in logged] == seqs  # each caller got its own row's position
         assert together == 1
     finally:
         await store.close()
