@@ -8,6 +8,7 @@ so a thousand meetings cost one wake-up a beat, not a task per utterance.
 from __future__ import annotations
 
 import asyncio
+import time
 from typing import Protocol
 
 import structlog
@@ -16,6 +17,10 @@ log = structlog.get_logger("delegate.session")
 
 DELAY_S = 0.05
 """How long a job waits: long enough for the ack and the decision to go first, short against a meeting."""
+
+
+TURN_S = 0.002
+"""The longest the pass holds the event loop before it lets the other tasks run."""
 
 
 class Deferred(Protocol):
@@ -50,6 +55,7 @@ class Later:
             while self._due:
                 await asyncio.sleep(self._delay_s)
                 due, self._due = self._due, {}
+                turn = time.perf_counter()
                 for job in due:
                     if job.busy:
                         self._due[job] = None
@@ -58,5 +64,9 @@ class Later:
                         await job.run_due()
                     except Exception:  # one meeting's failure is its own: the others' jobs still run
                         log.exception("later_failed")
+                    if time.perf_counter() - turn > TURN_S:
+                        # A thousand meetings' jobs would hold the loop for 100 ms: decisions go in between.
+                        await asyncio.sleep(0)
+                        turn = time.perf_counter()
         finally:
             self._task = None
