@@ -68,6 +68,8 @@ def worker() -> ReadingWorker:
     return ReadingWorker(max(1, (os.cpu_count() or 2) - 1))
 
 
+READ_CHUNK = 4
+"""Texts per job a batch is read in: each decision goes on once its own texts are read."""
 AHEAD_CHUNK = 4
 """Texts per job read ahead: an urgent reading waits for at most one such job, not for a whole brief."""
 
@@ -88,6 +90,16 @@ async def read_brief_ahead(principal: Profile, wait_s: float) -> None:
         job.add_done_callback(_log_failure)
     with contextlib.suppress(TimeoutError):
         await asyncio.wait_for(asyncio.shield(asyncio.wrap_future(jobs[-1])), wait_s)
+
+
+def _settle(asks: list[_Ask], failed: BaseException | None = None) -> None:
+    for ask in asks:
+        if ask.done.done():
+            continue
+        if failed is not None:
+            ask.done.set_exception(failed)
+        else:
+            ask.done.set_result(None)
 
 
 def _encode(texts: list[str]) -> None:
@@ -127,23 +139,22 @@ class BatchedReading:
         try:
             while self._queue:
                 batch, self._queue = self._queue, []
+                self.batches += 1
                 by_reader: dict[Read, list[str]] = {}
                 for ask in batch:
                     texts = by_reader.setdefault(ask.read, [])
                     texts += [t for t in ask.texts if t not in texts]
-                failed: BaseException | None = None
-                try:
-                    for read, texts in by_reader.items():
-                        await asyncio.wrap_future(worker().submit(URGENT, read, texts))
-                except Exception as e:  # each waiting decision hears of it, and fails as the engine would have
-                    failed = e
-                self.batches += 1
-                for ask in batch:
-                    if ask.done.done():
-                        continue
-                    if failed is not None:
-                        ask.done.set_exception(failed)
-                    else:
-                        ask.done.set_result(None)
+                read_so_far: set[tuple[Read, str]] = set()
+                for read, texts in by_reader.items():
+                    for k in range(0, len(texts), READ_CHUNK):
+                        chunk = texts[k : k + READ_CHUNK]
+                        try:
+                            await asyncio.wrap_future(worker().submit(URGENT, read, chunk))
+                        except Exception as e:  # the decisions waiting for it hear of it, as from the engine
+                            _settle([a for a in batch if read is a.read and set(chunk) & set(a.texts)], e)
+                        read_so_far.update((read, t) for t in chunk)
+                        # A decision goes on as soon as its own texts are read, not after the whole batch.
+                        _settle([a for a in batch if all((a.read, t) in read_so_far for t in a.texts)])
+                _settle(batch)
         finally:
             self._worker = None

@@ -6,6 +6,7 @@ import threading
 import pytest
 
 from delegate.decide.local import LocalEngine
+from delegate.decide.reading import BatchedReading
 from delegate.language.deferred import NotReadYet, deferred
 from delegate.language.encoder import shipped
 from delegate.meeting import MeetingState
@@ -76,3 +77,22 @@ async def test_a_cancelled_decision_leaves_the_batch_to_the_others() -> None:
     decision = await second
     assert decision.utterance_id == 1 and first.cancelled()
     assert shipped().cached(QUESTIONS[0])  # read all the same: the next moment that needs it finds it
+
+
+async def test_a_decision_goes_on_once_its_own_texts_are_read_not_after_the_whole_batch() -> None:
+    calls: list[list[str]] = []
+    release = threading.Event()
+
+    def read(texts: list[str]) -> None:  # a reader whose second job is slow
+        calls.append(list(texts))
+        if len(calls) > 1:
+            release.wait(10)
+
+    reading = BatchedReading()
+    first = asyncio.create_task(reading.read(NotReadYet(["a"], read)))
+    second = asyncio.create_task(reading.read(NotReadYet([f"b{k}" for k in range(8)], read)))
+    await asyncio.wait_for(first, 10)
+    assert not second.done()  # its last texts are still being read
+    release.set()
+    await asyncio.wait_for(second, 10)
+    assert reading.batches == 1 and calls[0][0] == "a" and sum(map(len, calls)) == 9
