@@ -20,6 +20,7 @@ if TYPE_CHECKING:
 import argparse
 import asyncio
 import contextlib
+import itertools
 import json
 import re
 import tempfile
@@ -35,6 +36,7 @@ from websockets.asyncio.client import ClientConnection, connect
 from websockets.exceptions import ConnectionClosed, InvalidHandshake
 
 from benchmark.scoring.data import BenchMeeting, load
+from delegate.client import retry_delay
 from delegate.models import BackgroundItem, Profile
 from delegate.server.auth import fingerprint
 from delegate.server.protocol import ErrorCode
@@ -170,6 +172,7 @@ class Client:
         reconnecting = self._ws is not None
         began = self.lost_at if self.lost_at is not None else time.perf_counter()
         deadline = time.perf_counter() + RECONNECT_S
+        attempts = itertools.count()
         while time.perf_counter() < deadline:
             server = self.servers[self.at % len(self.servers)]
             try:
@@ -182,7 +185,7 @@ class Client:
             except (OSError, TimeoutError, InvalidHandshake) as e:  # a process killed mid-handshake too
                 self.errors[f"connect:{type(e).__name__}"] += 1
                 self._next_if_dead(server)
-                await asyncio.sleep(0.05)
+                await asyncio.sleep(retry_delay(next(attempts)))  # as the typed client: jittered backoff
                 continue
             try:
                 await ws.send(json.dumps(self._join()))
@@ -191,12 +194,13 @@ class Client:
                 self.errors[f"join:{type(e).__name__}"] += 1
                 await ws.close()
                 self._next_if_dead(server)
+                await asyncio.sleep(retry_delay(next(attempts)))
                 continue
             if ack.get("type") != "ack":
                 # `conflict`: the dead process's hold has not been released yet; try again shortly.
                 self.errors[f"join:{ack.get('code')}"] += 1
                 await ws.close()
-                await asyncio.sleep(0.1)
+                await asyncio.sleep(retry_delay(next(attempts)))
                 continue
             if reconnecting:
                 self.failovers.append(time.perf_counter() - began)

@@ -58,6 +58,9 @@ class ConsoleLatencyReport(BaseModel):
     """Decisions held for approval (they reach the bot only once settled; here they expire on the next utterance)."""
     missing: int
     """Utterances whose decision the watcher never saw (dropped as stale, or lost)."""
+    dropped: int = 0
+    """Of those, decisions the server dropped as stale (a newer utterance came first), as its audit log says: by
+    design, not lost. `missing - dropped` were lost on the way to the watcher."""
 
 
 class ConsolePage:
@@ -163,6 +166,8 @@ async def run(
             await asyncio.wait_for(watcher, 10)
         reader.cancel()
         watcher.cancel()
+        audit = await http.get(f"/v1/meetings/{meeting_id}/audit", headers={"Authorization": f"Bearer {token}"})
+        dropped = sum(json.loads(line)["kind"] == "decision_dropped" for line in audit.text.splitlines() if line)
     to_watcher = [watcher_seen[i] - t for i, t in sent.items() if i in watcher_seen]
     to_bot = [bot_seen[i] - t for i, t in sent.items() if i in bot_seen]
     to_page = [shown[i] - t for i, t in sent_epoch.items() if i in shown]
@@ -174,7 +179,7 @@ async def run(
             "page_p50_ms": _pct(to_page, 50), "page_p95_ms": _pct(to_page, 95), "page_p99_ms": _pct(to_page, 99),
             "page_missing": n - len(to_page),
         } if page is not None else {}),
-        decisions_seen=len(to_watcher), held=len(held), missing=n - len(to_watcher),
+        decisions_seen=len(to_watcher), held=len(held), missing=n - len(to_watcher), dropped=dropped,
     )
 
 
@@ -188,7 +193,7 @@ def _print(r: ConsoleLatencyReport) -> None:
         print(f"decision drawn on the page p50/p95/p99 {ms(r.page_p50_ms)} / {ms(r.page_p95_ms)} / {ms(r.page_p99_ms)}"
               f"  (headless Chromium; {r.page_missing} not drawn)")
     print(f"decision at the bot      p50/p95      {ms(r.bot_p50_ms)} / {ms(r.bot_p95_ms)}  (not held)")
-    print(f"decisions seen {r.decisions_seen}, held for approval {r.held}, missing {r.missing}")
+    print(f"decisions seen {r.decisions_seen}, held for approval {r.held}, missing {r.missing} ({r.dropped} dropped as stale)")
 
 
 app = typer.Typer(rich_markup_mode=None, add_completion=False, context_settings={"max_content_width": 120})

@@ -300,6 +300,7 @@ def summary_table(rep: dict) -> Table:
             ("stream: speak precision / recall", f"{pct(st['speak_precision'])} / {pct(st['speak_recall'])}"),
             ("stream: speaks per hour (real floor turns)", f"{st['speaks_per_hour']:.1f} ({st['floor_turns_per_hour']:.1f})"),
             ("stream: latency p99 (ms)", f"{st['latency_ms']['p99']:.3f}"),
+            ("stream: CPU per decision, mean (ms)", "-" if st.get("cpu_ms_mean") is None else f"{st['cpu_ms_mean']:.3f}"),
             ("stream: privacy guard would block (of spoken)", pct(st["guard_block_rate"])),
         ]
     if "llm" in rep:

@@ -16,6 +16,7 @@ import contextlib
 import inspect
 import itertools
 import logging
+import random
 from collections import deque
 from collections.abc import Awaitable, Callable, Iterable, Mapping
 from dataclasses import dataclass, field
@@ -58,6 +59,15 @@ log = logging.getLogger("delegate.client")
 
 GIVE_UP_CODES = frozenset({1008, 4000})
 """Close codes after which reconnecting cannot help: refused (auth, limits) or taken over by a newer connection."""
+RETRY_FIRST_S = 0.1
+RETRY_MAX_S = 2.0
+
+
+def retry_delay(attempt: int) -> float:
+    """How long to wait before reconnection attempt `attempt` (0, 1, ...): a random share of a doubling cap
+    ("full jitter"), so that the thousand clients of a process that died do not all come back in one instant."""
+    return random.uniform(0.0, min(RETRY_MAX_S, RETRY_FIRST_S * 2**attempt))
+
 
 _AUDIO_CHUNK_BYTES = 3200
 """100 ms of 16 kHz 16-bit mono: how `send_pcm` cuts a long buffer, as a live bot would send it."""
@@ -269,7 +279,7 @@ class DelegateClient:
     async def _resume(self) -> None:
         """Reconnect until the server takes us back (or `reconnect_s` pass), then send what it has not answered."""
         deadline = asyncio.get_running_loop().time() + self.reconnect_s
-        delay = 0.1
+        attempts = itertools.count()
         resume = Join(type="join", last_utterance_id=self._last_sent, voice=self._join.voice)
         while True:
             try:
@@ -286,10 +296,10 @@ class DelegateClient:
             except (OSError, ConnectionClosed, InvalidHandshake, TimeoutError) as e:
                 if isinstance(e, InvalidStatus) and e.response.status_code in (401, 403):
                     raise ConnectionLost(f"the server refused the connection ({e.response.status_code})") from e
+            delay = retry_delay(next(attempts))
             if asyncio.get_running_loop().time() + delay > deadline:
                 raise ConnectionLost(f"no connection to {self.url} within {self.reconnect_s:g} s")
             await asyncio.sleep(delay)
-            delay = min(delay * 2, 2.0)
 
     async def _send_unanswered(self) -> None:
         assert self._ws is not None

@@ -3,7 +3,7 @@
 The configuration is the one docs/deploy.md shows: the hash is on the path's first three parts
 (`/v1/meetings/<id>`), so a meeting's stream, events and REST calls reach the same process; consistent
 hashing moves only a dead process's meetings; a connection refused by a dead process is retried on another
-(`redispatch`) before the health check has even noticed.
+(`redispatch`) before the health check has even noticed, and the checks take a dead process out within a second.
 """
 
 from __future__ import annotations
@@ -41,6 +41,9 @@ def config(port: int, backends: list[tuple[str, int]], maxconn: int | None = Non
 defaults
     mode http
     timeout connect 2s
+    # A dead process refuses a check at once; a busy one gets 2 s to answer it, or checks every 500 ms would
+    # take a loaded process out, cut all its meetings and pile them onto the other (a cascade, measured).
+    timeout check 2s
     timeout client 60s
     timeout server 60s
     # A meeting's WebSocket is idle between utterances: the tunnel timeout, not the client one, applies.
@@ -58,7 +61,11 @@ backend delegates
     hash-type consistent
     option httpchk GET /healthz
     http-check expect status 200
-    default-server inter 1s fall 2 rise 2 maxconn {maxconn}
+    # A dead process is out within a second: checked every 500 ms (250 ms once one check failed), two failures
+    # mark it down, and its tunnels are cut at once so their clients reconnect now, not at their next send.
+    # (Not `observe layer4 ... mark-down`: a thousand clients connecting at once can time one connection out,
+    # and a live process would be taken out for it.)
+    default-server inter 500ms fastinter 250ms downinter 1s fall 2 rise 2 on-marked-down shutdown-sessions maxconn {maxconn}
 {servers}
 """
 

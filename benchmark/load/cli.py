@@ -11,7 +11,7 @@ from urllib.parse import urlsplit
 
 import typer
 
-from benchmark.load.profile import PY_SPY_MISSING, ProfileSummary, recording, summarise
+from benchmark.load.profile import PY_SPY_MISSING, ProfileSummary, cpu_by_part, recording, summarise
 from benchmark.load.run import LoadReport, print_report, run_load
 from benchmark.load.server import served
 from benchmark.scoring.data import load
@@ -26,10 +26,13 @@ DOC = (
 )
 
 
-def print_profile(summary: ProfileSummary) -> None:
+def print_profile(summary: ProfileSummary, by_part: dict[str, float] | None = None) -> None:
     print(f"profile              {summary.samples} samples of the busy server")
     for group, share in summary.groups.items():
-        print(f"  {share:6.1%}  {group}")
+        ms = f"  {by_part[group]:.3f} ms per utterance" if by_part and group in by_part else ""
+        print(f"  {share:6.1%}  {group}{ms}")
+    if by_part:
+        print(f"  outside the floor model: {by_part['outside the floor model']:.3f} ms of server CPU per utterance")
     print("  through (inclusive):")
     for func, share in summary.inclusive.items():
         print(f"  {share:6.1%}  {func}")
@@ -103,9 +106,13 @@ def _command(
                 report = asyncio.run(run_load(server.url, server.token, selected, args))
         if profile is not None:
             summary = summarise(profile)
+            if report.server_cpu_ms_per_utterance is not None:
+                report = report.model_copy(
+                    update={"cpu_ms_by_part": cpu_by_part(summary, report.server_cpu_ms_per_utterance)}
+                )
     print_report(report)
     if summary is not None:
-        print_profile(summary)
+        print_profile(summary, report.cpu_ms_by_part)
     if args.json:
         args.json.write_text(report.model_dump_json(indent=2) + "\n")
     return report

@@ -46,10 +46,15 @@ class FleetReport(BaseModel):
     processes: list[ProcessFigures]
     haproxy_cpu_s: float | None
     utterances_lost: int
+    """Utterances a client said that are not in the log (a client that gave up never sent its last ones again)."""
+    acked_lost: int = 0
+    """Utterances the server acknowledged that are not in the log: what its durability promises never happens."""
     decisions_lost: int
     duplicate_decisions: int
     audit_consistent: bool
     audit_problems: list[str]
+    gave_up: int = 0
+    """Clients that could not reconnect within their 30 s and stopped (each a meeting the delegate left)."""
     failovers: int
     """Client reconnections after the kill (each a meeting resumed on the other process)."""
     failover_s_p50: float | None
@@ -136,7 +141,8 @@ async def _run(
     client_before = client_cpu_s()
     clients = _clients(meetings, args.meetings, balancer, secrets.token_hex(3))
     began = time.perf_counter()
-    await asyncio.gather(*(c.connect() for c in clients))
+    # A client that cannot join now tries again when its meeting starts (and counts as an error if it never can).
+    await asyncio.gather(*(c.connect() for c in clients), return_exceptions=True)
     start = time.perf_counter() + 0.5
     watcher = asyncio.create_task(watch.run())
     killed_at: float | None = None
@@ -170,9 +176,11 @@ async def _run(
             key = f"client:{type(r).__name__}"
             codes[key] = codes.get(key, 0) + 1
     problems: list[str] = []
-    lost_u = lost_d = dups = stale = 0
+    lost_u = lost_d = dups = stale = acked_lost = 0
     for c in clients:
         p, lu, ld, du, st = check_meeting(c, log.get(c.meeting_id, []))
+        logged = {e["utterance_id"] for e in log.get(c.meeting_id, []) if e["kind"] == "utterance"}
+        acked_lost += len(c.acked - logged)
         problems += p
         lost_u, lost_d, dups, stale = lost_u + lu, lost_d + ld, dups + du, stale + st
         for code, n in c.errors.items():
@@ -225,10 +233,12 @@ async def _run(
         ],
         haproxy_cpu_s=None if haproxy_before is None or haproxy_after is None else round(haproxy_after - haproxy_before, 2),
         utterances_lost=lost_u,
+        acked_lost=acked_lost,
         decisions_lost=lost_d,
         duplicate_decisions=dups,
         audit_consistent=not problems,
         audit_problems=problems[:20],
+        gave_up=sum(isinstance(r, RuntimeError) for r in results),
         failovers=int(failovers.size),
         failover_s_p50=pct(failovers, 50, 3),
         failover_s_p95=pct(failovers, 95, 3),
@@ -263,11 +273,11 @@ def print_fleet(report: FleetReport) -> None:
     for p in report.processes:
         print(f"  {p.name:<10} cpu {p.cpu_s} s, peak RSS {p.rss_mb} MiB{'  (killed)' if p.killed else ''}")
     print(f"haproxy CPU          {report.haproxy_cpu_s} s")
-    print(f"utterances lost      {report.utterances_lost}")
+    print(f"utterances lost      {report.utterances_lost}  (acknowledged, then lost: {report.acked_lost})")
     print(f"decisions lost       {report.decisions_lost}   decided twice {report.duplicate_decisions}")
     print(f"audit consistent     {report.audit_consistent}  {'; '.join(report.audit_problems[:3])}".rstrip())
     if report.killed_at_s is not None:
         print(
-            f"killed server-0 at   {report.killed_at_s} s; {report.failovers} meetings resumed, "
+            f"killed server-0 at   {report.killed_at_s} s; {report.failovers} meetings resumed, {report.gave_up} gave up, "
             f"failover p50/p95/max {report.failover_s_p50} / {report.failover_s_p95} / {report.failover_s_max} s"
         )

@@ -33,6 +33,7 @@ INCLUSIVE = (
     "MeetingSession._on_utterance",
     "Decisions._decide_and_tell",
     "ActionDesk.extract",
+    "Later._passes",
     "Outbox.audit",
     "Outbox.send",
     "Outbox.publish",
@@ -55,6 +56,20 @@ class ProfileSummary(BaseModel):
     """Share of samples whose stack passes through each function of `INCLUSIVE`."""
 
 
+FLOOR_MODEL = "floor model and sentence encoder"
+"""A sample anywhere under the floor model's inference (its features, trees and reader: `turn_taking.floor`), or in
+the sentence encoder (which also reads briefs when a meeting starts, and the latest turn against the items a reply
+may use)."""
+_FLOOR_FRAMES = ("floor (delegate/decide/turn_taking.py)", "read_brief (delegate/decide/turn_taking.py)")
+
+
+def cpu_by_part(summary: ProfileSummary, cpu_ms_per_utterance: float) -> dict[str, float]:
+    """The server's CPU per utterance split by the profile's parts, with the part outside the floor model."""
+    parts = {group: round(share * cpu_ms_per_utterance, 4) for group, share in summary.groups.items()}
+    parts["outside the floor model"] = round(cpu_ms_per_utterance - parts.get(FLOOR_MODEL, 0.0), 4)
+    return parts
+
+
 def _frames(stack: str) -> list[str]:
     out = []
     for frame in stack.split(";"):
@@ -63,9 +78,11 @@ def _frames(stack: str) -> list[str]:
             out.append(frame.strip())
             continue
         path = m["file"]
-        for marker in ("site-packages/", "/lib/python3", "wt-load/", "main/"):
+        for marker in ("site-packages/", "/lib/python3"):
             if marker in path:
                 path = path.split(marker, 1)[1]
+        if "/delegate/" in path:  # a checkout, wherever it is: from the package on
+            path = "delegate/" + path.rsplit("/delegate/", 1)[1]
         out.append(f"{m['func']} ({path})")
     return out
 
@@ -98,6 +115,8 @@ def summarise(collapsed: Path, top: int = 15) -> ProfileSummary:
 
 
 def _group(frames: list[str]) -> str:
+    if any(frame.startswith(_FLOOR_FRAMES) or "language/encoder.py" in frame for frame in frames):
+        return FLOOR_MODEL
     for frame in reversed(frames):
         for group, markers in _GROUPS.items():
             if any(marker in frame for marker in markers):

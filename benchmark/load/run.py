@@ -16,6 +16,7 @@ import resource
 import secrets
 import time
 from dataclasses import dataclass, field
+from typing import Any
 
 import httpx
 import numpy as np
@@ -27,6 +28,35 @@ from delegate.models import Profile
 
 GRACE_S = 5.0
 """How long to wait, after the last utterance, for its decision."""
+
+
+class SlowestDecision(BaseModel):
+    """The slowest decision of the run, and what it spent its time on."""
+
+    meeting_id: str
+    utterance_id: int
+    latency_ms: float
+    """Utterance sent to decision received, at the client."""
+    engine_ms: float
+    """The engine's own time (the decision's `latency_ms`); the rest waited: the event loop, the audit write, the
+    socket."""
+    reason: str
+    cause: str
+
+    @classmethod
+    def of(cls, meeting_id: str, utterance_id: int, latency_s: float, decision: dict[str, Any]) -> SlowestDecision:
+        total = latency_s * 1000
+        engine = float(decision.get("latency_ms") or 0.0)
+        reason = str(decision.get("reason") or "")
+        if engine >= total / 2:
+            read = "their brief" in reason
+            cause = "the engine" + (" (the sentence encoder read the turn against the brief)" if read else "")
+        else:
+            cause = "waiting (event loop busy with other meetings, the audit write, or the socket)"
+        return cls(
+            meeting_id=meeting_id, utterance_id=utterance_id, latency_ms=round(total, 3), engine_ms=round(engine, 3),
+            reason=reason, cause=cause,
+        )
 
 
 class LoadReport(BaseModel):
@@ -56,6 +86,9 @@ class LoadReport(BaseModel):
     """CPU seconds of this load client over the same time (it shares the machine with the server)."""
     loadavg: str | None = None
     """/proc/loadavg at the end of the run: how busy the machine was."""
+    slowest: SlowestDecision | None = None
+    cpu_ms_by_part: dict[str, float] | None = None
+    """With `--profile`: the server's CPU per utterance (ms) split by the profile's parts."""
 
 
 @dataclass
@@ -67,6 +100,8 @@ class _Meeting:
     errors: list[str] = field(default_factory=list)
     utterances: int = 0
     dropped: int = 0
+    slowest: tuple[float, int, dict[str, Any]] | None = None
+    """The slowest decision: latency (s), utterance id, the decision."""
 
 
 def principal_of(bench: BenchMeeting, k: int) -> Profile:
@@ -85,6 +120,8 @@ async def _receive(ws: ClientConnection, stats: _Meeting) -> None:
             sent = stats.sent.pop(uid, None)
             if sent is not None:
                 stats.latencies.append(now - sent)
+                if stats.slowest is None or now - sent > stats.slowest[0]:
+                    stats.slowest = (now - sent, uid, frame["decision"])
             # Older utterances still waiting were superseded: their decisions were dropped, by design.
             for older in [u for u in stats.sent if u < uid]:
                 del stats.sent[older]
@@ -226,6 +263,9 @@ async def run_load(
         return round(float(np.percentile(latencies, q)), 3) if latencies.size else None
 
     sent = sum(r.utterances for r in results)
+    slow = max(
+        ((k, r.slowest) for k, r in enumerate(results) if r.slowest is not None), key=lambda x: x[1][0], default=None
+    )
     cpu = None if cpu_before is None or cpu_after is None else cpu_after - cpu_before
     return LoadReport(
         p50_ms=pct(50),
@@ -247,6 +287,7 @@ async def run_load(
         server_cpu_share=None if cpu is None else round(cpu / wall, 3),
         client_cpu_s=round(client_used, 2),
         loadavg=loadavg(),
+        slowest=None if slow is None else SlowestDecision.of(f"load-{run}-{slow[0]}", slow[1][1], slow[1][0], slow[1][2]),
     )
 
 
@@ -270,5 +311,11 @@ def print_report(report: LoadReport) -> None:
             f"server CPU           {report.server_cpu_ms_per_utterance:.3f} ms per utterance "
             f"({report.server_cpu_s:.1f} s, {report.server_cpu_share:.0%} of a core); "
             f"load client {report.client_cpu_s:.1f} s"
+        )
+    if report.slowest is not None:
+        w = report.slowest
+        print(
+            f"slowest decision     {w.latency_ms:.1f} ms (engine {w.engine_ms:.1f} ms), utterance {w.utterance_id} of "
+            f"{w.meeting_id}: {w.cause}"
         )
     print(f"load average         {report.loadavg or '-'}")

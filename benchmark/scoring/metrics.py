@@ -86,6 +86,7 @@ def stream_figures(results: list[StreamResult], engine: str) -> dict:
     hits = sum(len(set(r.speaks) & set(r.floor_taken)) for r in results)
     hours = sum(r.duration_s for r in results) / 3600
     latencies = [x for r in results for x in r.latencies_ms]
+    cpu = [x for r in results for x in r.cpu_ms]
     return {
         "mode": "stream",
         "engine": engine,
@@ -97,4 +98,5 @@ def stream_figures(results: list[StreamResult], engine: str) -> dict:
         "guard_block_rate": sum(r.guard_blocks for r in results) / speaks if speaks else 0.0,
         "floor_turns_per_hour": floor / hours if hours else 0.0,
         "latency_ms": _percentiles(latencies),
+        "cpu_ms_mean": round(sum(cpu) / len(cpu), 4) if cpu else None,
     }

@@ -116,6 +116,8 @@ class StreamResult(BaseModel):
     floor_taken: list[int]
     """Utterance ids after which the principal really took the floor next."""
     latencies_ms: list[float]
+    cpu_ms: list[float] = Field(default_factory=list)
+    """The process's CPU per decision (all its threads: a reading done in a worker counts)."""
     guard_blocks: int = 0
     """Spoken decisions the privacy guard would have kept back."""
 
@@ -151,10 +153,12 @@ async def run_stream(
     latencies: list[float] = []
     blocks = 0
     utterances = meeting.utterances[:until] if until is not None else meeting.utterances
+    cpu: list[float] = []
     for u in utterances:
-        t0 = time.perf_counter()
+        t0, c0 = time.perf_counter(), time.process_time()
         decision = await hear(engine, state, profile, u)
         latencies.append((time.perf_counter() - t0) * 1000)
+        cpu.append((time.process_time() - c0) * 1000)
         if decision.spoke:
             speaks.append(u.id)
             blocks += _guard_blocks(decision.speak, profile, state)
@@ -168,5 +172,6 @@ async def run_stream(
         speaks=speaks,
         floor_taken=[i for i in floor_turns(meeting, principal) if i <= utterances[-1].id] if utterances else [],
         latencies_ms=latencies,
+        cpu_ms=cpu,
         guard_blocks=blocks,
     )

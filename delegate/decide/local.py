@@ -1,7 +1,8 @@
 """The embedded default engine: cues from names and turn-taking, words from the principal's own background.
 
 No network, no model download (WordLlama's static embeddings ship inside its wheel, the sentence encoder
-inside ours). About half a millisecond a decision; 15–25 ms for a moment the encoder reads.
+inside ours). About half a millisecond a decision; 15–25 ms for a moment the encoder reads, spent in a worker
+thread (`reading`) so that the event loop goes on with other meetings meanwhile.
 """
 
 from __future__ import annotations
@@ -13,10 +14,15 @@ from collections.abc import Callable
 from delegate.decide.answers import Lookup, settle
 from delegate.decide.compose import HOLDING_LINE, compose
 from delegate.decide.cues import current_talk, detect
+from delegate.decide.reading import BatchedReading
 from delegate.decide.turn_taking import TurnTakingModel
+from delegate.language.deferred import NotReadYet, deferred
 from delegate.language.similarity import warm_up
 from delegate.meeting import LONG_TEXT_CHARS, MeetingState
 from delegate.models import Decision, Profile, Scenario
+
+READ_ATTEMPTS = 3
+"""Readings one decision may wait for: the floor's turn, then a reply's items; one more for luck."""
 
 
 class LocalEngine:
@@ -32,6 +38,7 @@ class LocalEngine:
         over the principal's allowed sources in that meeting, if any (built once per meeting by its owner)."""
         self.model_for = model_for
         self.lookup_for = lookup_for
+        self.reading = BatchedReading()
         # Load the static embeddings now, so the first decision of a meeting is as fast as the others.
         warm_up()
 
@@ -79,7 +86,7 @@ class LocalEngine:
     async def decide(self, meeting: MeetingState, principal: Profile) -> Decision:
         last = meeting.last
         if last is None or len(last.text) <= LONG_TEXT_CHARS:
-            return self.decide_now(meeting, principal)
+            return await self._decide_reading_aside(meeting, principal)
         # A long turn costs its first embedding and word counts (~0.1 s at 20,000 characters): in a worker
         # thread, so that other meetings on the loop go on meanwhile.
         work = asyncio.ensure_future(asyncio.to_thread(self.decide_now, meeting, principal))
@@ -89,3 +96,23 @@ class LocalEngine:
             # The thread reads `meeting`: whoever cancelled must not change it before the thread is done.
             await asyncio.wait([work])
             raise
+
+    async def _decide_reading_aside(self, meeting: MeetingState, principal: Profile) -> Decision:
+        """Decide on the loop with what is already read; a text the decision must read first is read in the
+        worker (`reading`), batched with other meetings', and the decision taken again."""
+        t0 = time.perf_counter()
+        waited = False
+        for _ in range(READ_ATTEMPTS):
+            try:
+                with deferred():
+                    decision = self.decide_now(meeting, principal)
+                break
+            except NotReadYet as missing:
+                waited = True
+                await self.reading.read(missing)
+        else:
+            decision = self.decide_now(meeting, principal)  # read, then forgotten again (a full cache): read here
+        if not waited:
+            return decision
+        # Its latency is the whole of it, the readings it waited for included.
+        return decision.model_copy(update={"latency_ms": (time.perf_counter() - t0) * 1000})

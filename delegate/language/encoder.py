@@ -17,6 +17,8 @@ from importlib import resources
 
 import numpy as np
 
+from delegate.language.deferred import check_deferred
+
 LAYERS = 6
 HEADS = 12
 HIDDEN = 384
@@ -66,7 +68,11 @@ class Encoder:
             for i in range(LAYERS)
         ]
         self._cache: OrderedDict[str, np.ndarray] = OrderedDict()
+        self._running: dict[str, threading.Event] = {}
+        """Texts some thread is running now, and what tells their waiters it is done."""
         self._lock = threading.Lock()
+        self.forwards = 0
+        """Batches run through the network so far (tests count them: a text read twice is run once)."""
 
     def _forward(self, ids: list[list[int]]) -> np.ndarray:
         n, length = len(ids), max(len(t) for t in ids)
@@ -92,34 +98,67 @@ class Encoder:
         return pooled / np.maximum(np.linalg.norm(pooled, axis=1, keepdims=True), 1e-9)
 
     def encode(self, texts: list[str], batch: int = 32) -> np.ndarray:
-        """Unit vectors (len(texts), 384); each distinct text is run once and kept (the latest `CACHE_SIZE`)."""
+        """Unit vectors (len(texts), 384); each distinct text is run once and kept (the latest `CACHE_SIZE`).
+
+        A text another thread is running now is waited for, not run again: many meetings joining at once
+        with one brief (or taken over together after a failover) pay for it once, not once each.
+        """
         out = np.zeros((len(texts), HIDDEN), dtype=np.float32)
         todo: dict[str, list[int]] = {}
+        waits: dict[str, list[int]] = {}
         with self._lock:
             for k, t in enumerate(texts):
                 hit = self._cache.get(t)
                 if hit is not None:
                     self._cache.move_to_end(t)
                     out[k] = hit
+                elif t in self._running:
+                    waits.setdefault(t, []).append(k)
                 else:
                     todo.setdefault(t, []).append(k)
-        if todo:
-            pending = sorted(todo, key=len)  # similar lengths batch with little padding
-            for start in range(0, len(pending), batch):
-                chunk = pending[start : start + batch]
-                # One BLAS thread: these matrices are small, and on a busy machine BLAS threads spin against
-                # each other (ten times slower measured on two shared cores).
-                with _blas().limit(limits=1, user_api="blas"):
-                    vecs = self._forward([e.ids for e in self._tok.encode_batch(chunk)]).astype(np.float32)
-                with self._lock:
-                    for t, v in zip(chunk, vecs, strict=True):
-                        v.setflags(write=False)
-                        self._cache[t] = v
-                        for k in todo[t]:
-                            out[k] = v
-                    while len(self._cache) > CACHE_SIZE:
-                        self._cache.popitem(last=False)
+            check_deferred([*todo, *waits], self.encode)
+            running = threading.Event()
+            for t in todo:
+                self._running[t] = running
+        try:
+            self._run(todo, out, batch)
+        finally:
+            with self._lock:
+                for t in todo:
+                    if self._running.get(t) is running:
+                        del self._running[t]
+            running.set()
+        for t, ks in waits.items():
+            out[ks] = self._after(t)
         return out
+
+    def _run(self, todo: dict[str, list[int]], out: np.ndarray, batch: int) -> None:
+        pending = sorted(todo, key=len)  # similar lengths batch with little padding
+        for start in range(0, len(pending), batch):
+            chunk = pending[start : start + batch]
+            # One BLAS thread: these matrices are small, and on a busy machine BLAS threads spin against
+            # each other (ten times slower measured on two shared cores).
+            with _blas().limit(limits=1, user_api="blas"):
+                vecs = self._forward([e.ids for e in self._tok.encode_batch(chunk)]).astype(np.float32)
+            with self._lock:
+                self.forwards += 1
+                for t, v in zip(chunk, vecs, strict=True):
+                    v.setflags(write=False)
+                    self._cache[t] = v
+                    for k in todo[t]:
+                        out[k] = v
+                while len(self._cache) > CACHE_SIZE:
+                    self._cache.popitem(last=False)
+
+    def _after(self, text: str) -> np.ndarray:
+        """The vector of a text another thread was running (run here if that thread failed or it was evicted)."""
+        with self._lock:
+            running = self._running.get(text)
+        if running is not None:
+            running.wait()
+        with self._lock:
+            hit = self._cache.get(text)
+        return hit if hit is not None else self.encode([text])[0]
 
     def cached(self, text: str) -> bool:
         return text in self._cache

@@ -18,6 +18,7 @@ from delegate.server.metrics import Metrics
 from delegate.server.protocol import MEETING_ID, ErrorCode, MeetingSpec, ProtocolError
 from delegate.server.rebuild import rebuild
 from delegate.server.session.audio_in import TranscriberFactory
+from delegate.server.session.later import Later
 from delegate.server.session.meeting_session import MeetingSession
 from delegate.server.session.outbox import CLOSE_REPLACED, CLOSE_RESTART, Connection
 from delegate.server.session.voice_out import VoiceSource
@@ -70,6 +71,8 @@ class Sessions:
         """By audit id: one owner's meeting ids never meet another's."""
         self._guards: dict[str, tuple[asyncio.Lock, list[int]]] = {}
         self._letting_go: set[asyncio.Task[None]] = set()
+        self._later = Later()
+        """One pass a beat for the work every meeting left off its utterance path (action items)."""
 
     def get(self, meeting_id: str, owner: str) -> MeetingSession | None:
         return self._sessions.get(audit_id(owner, meeting_id))
@@ -205,6 +208,7 @@ class Sessions:
             asker=self._askers(engine.name) if self._askers is not None else None,
             approval_timeout_s=self._approval_timeout_s,
             watch_limit=self._watch_limit,
+            later=self._later,
         )
 
     def _add(self, session: MeetingSession) -> None:

@@ -6,7 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from benchmark.load.profile import summarise
+from benchmark.load.profile import FLOOR_MODEL, cpu_by_part, summarise
+from benchmark.load.run import SlowestDecision
 
 SITE = "/usr/lib/python3.12/site-packages"
 STACKS = [
@@ -36,3 +37,32 @@ def test_shares_are_of_the_busy_samples_by_innermost_part(tmp_path: Path) -> Non
     assert summary.inclusive["MeetingSession._on_utterance"] == 0.3
     assert summary.inclusive["Decisions._decide_and_tell"] == 0.5
     assert sum(share for _, share in summary.self_top) == pytest.approx(1.0)
+
+
+def test_cpu_per_utterance_is_split_by_part_and_the_floor_model_set_apart(tmp_path: Path) -> None:
+    collapsed = tmp_path / "profile.txt"
+    collapsed.write_text(
+        "\n".join(
+            [
+                *STACKS,
+                "Decisions._decide_and_tell (delegate/server/session/decisions.py:120);floor "
+                "(/srv/checkout/delegate/decide/turn_taking.py:410);Encoder._forward "
+                "(/srv/checkout/delegate/language/encoder.py:80) 100",
+            ]
+        )
+        + "\n"
+    )
+    summary = summarise(collapsed)
+    assert summary.groups[FLOOR_MODEL] == 0.5
+    parts = cpu_by_part(summary, 2.0)
+    assert parts[FLOOR_MODEL] == pytest.approx(1.0) and parts["websocket transport"] == pytest.approx(0.5)
+    assert parts["outside the floor model"] == pytest.approx(1.0)
+    assert ("Encoder._forward (delegate/language/encoder.py)", 0.5) in summary.self_top
+
+
+def test_the_slowest_decision_says_whether_the_engine_or_the_wait_took_its_time() -> None:
+    read = {"latency_ms": 40.0, "reason": "the floor is not theirs now (read against their brief)"}
+    engine = SlowestDecision.of("m", 3, 0.05, read)
+    assert engine.cause.startswith("the engine") and "encoder" in engine.cause and engine.latency_ms == 50.0
+    waited = SlowestDecision.of("m", 4, 0.5, {"latency_ms": 0.4, "reason": "a backchannel"})
+    assert waited.cause.startswith("waiting") and waited.engine_ms == 0.4

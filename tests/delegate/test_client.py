@@ -11,7 +11,15 @@ import httpx
 import pytest
 
 from benchmark.asr import AUDIO_FIXTURES
-from delegate.client import ConnectionLost, DelegateClient, DelegateError, create_meeting
+from delegate.client import (
+    RETRY_FIRST_S,
+    RETRY_MAX_S,
+    ConnectionLost,
+    DelegateClient,
+    DelegateError,
+    create_meeting,
+    retry_delay,
+)
 from delegate.config import Settings
 from delegate.server.protocol import ActionMessage, DecisionMessage
 from testkit.live import ALICE, LiveServer, start_server, watch
@@ -60,6 +68,10 @@ async def test_a_meeting_gets_typed_decisions_actions_and_answers(server: LiveSe
         assert named.utterance_id == 1 and named.scenario == "explicit_cue"
         assert "Friday" in named.speak
         await meeting.say("Carol", "Alice, can you schedule the rollback drill for Thursday?")
+        for _ in range(200):  # action items come a beat after the decision
+            if meeting.actions:
+                break
+            await asyncio.sleep(0.01)
         (action,) = meeting.actions.values()
         assert action.assignees == ["Alice Smith"] and "rollback drill" in action.description
         answer = await meeting.ask("Who will schedule the rollback drill?")
@@ -194,3 +206,12 @@ async def test_the_principal_creates_the_meeting_and_its_bot_streams_with_the_bo
         assert err.value.error.code == "forbidden"
     finally:
         live.stop()
+
+
+def test_reconnection_waits_are_random_under_a_cap_that_doubles() -> None:
+    # A thousand clients of a dead process must not come back in the same instant.
+    first = [retry_delay(0) for _ in range(500)]
+    late = [retry_delay(12) for _ in range(500)]
+    assert all(0 <= w <= RETRY_FIRST_S for w in first) and len(set(first)) > 400
+    assert all(0 <= w <= RETRY_MAX_S for w in late) and max(late) > RETRY_MAX_S / 2
+    assert max(retry_delay(3) for _ in range(500)) <= RETRY_FIRST_S * 8

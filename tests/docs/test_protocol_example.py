@@ -49,8 +49,8 @@ def _run_example(server, which: int) -> subprocess.CompletedProcess[str]:
 
 def _check_output(stdout: str) -> None:
     assert "delegate: The migration finishes on Friday." in stdout
-    # The action frame arrives between the ack and the decision, and goes to the principal,
-    # who is an attendee whether listed or not.
+    # The action frame arrives a beat after its utterance's decision, before the meeting ends, and goes to
+    # the principal, who is an attendee whether listed or not.
     assert re.search(r"action for \['Alice Smith'\]: .*rollback drill", stdout, re.I), stdout
 
 

@@ -1,5 +1,5 @@
-"""A meeting's action items: extracted after each utterance, refined off the path, guarded, recorded, sent
-(with approval `all`, to the bot only once the principal approved them)."""
+"""A meeting's action items: extracted after each utterance, a beat later and off its path (`Later`), refined
+later still, guarded, recorded, sent (with approval `all`, to the bot only once the principal approved them)."""
 
 from __future__ import annotations
 
@@ -14,6 +14,7 @@ from delegate.server.approval import bot_may_see
 from delegate.server.metrics import Metrics
 from delegate.server.protocol import Ack, ActionMessage, Approval, ErrorCode, ProtocolError
 from delegate.server.session.core import MeetingCore
+from delegate.server.session.later import Later
 from delegate.server.session.outbox import Outbox
 from delegate.store import AuditKind
 
@@ -22,9 +23,18 @@ class ActionDesk:
     """A meeting's action items, by id, as last proposed or resolved."""
 
     def __init__(
-        self, core: MeetingCore, outbox: Outbox, extractor: Extractor | None, approval: Approval, metrics: Metrics
+        self,
+        core: MeetingCore,
+        outbox: Outbox,
+        extractor: Extractor | None,
+        approval: Approval,
+        metrics: Metrics,
+        later: Later | None = None,
     ) -> None:
         self._core = core
+        self._later = later or Later()
+        self._due: int | None = None
+        """The utterance whose actions are still to be extracted: always the meeting's latest."""
         self._outbox = outbox
         self._extractor = extractor
         self._approval = approval
@@ -37,15 +47,43 @@ class ActionDesk:
         """A slower pass over some utterance's actions is under way."""
         return any(not t.done() for t in self._refining)
 
-    @property
-    def extracting(self) -> bool:
-        return self._extractor is not None
-
     async def propose(self, actions: Iterable[ProposedAction]) -> None:
         """Record and send actions found outside the utterance path (e.g. by a slower extractor)."""
         async with self._core.inbound:
             for action in actions:
                 await self._propose(action)
+
+    def extract_later(self, utterance_id: int) -> None:
+        """Extract the actions of `utterance_id`, the meeting's latest, a beat later (or when the next
+        utterance comes, or the meeting ends: whichever is first)."""
+        if self._extractor is None:
+            return
+        self._due = utterance_id
+        self._later.add(self)
+
+    @property
+    def due(self) -> bool:
+        """An utterance's actions are still to be extracted, or being recorded."""
+        return self._due is not None
+
+    @property
+    def busy(self) -> bool:
+        return self._core.inbound.locked()
+
+    async def run_due(self) -> None:
+        async with self._core.inbound:
+            await self.flush()
+
+    async def flush(self) -> None:
+        """Extract what is due now; the caller holds the inbound lock, and the utterance is still the latest."""
+        utterance_id = self._due
+        if utterance_id is None:
+            return
+        try:
+            if not self._core.closed:
+                await self.extract(utterance_id)
+        finally:
+            self._due = None  # only now: until its actions are recorded and sent, they are still due
 
     async def extract(self, utterance_id: int) -> None:
         assert self._extractor is not None

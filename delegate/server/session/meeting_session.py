@@ -22,7 +22,7 @@ from delegate.actions import Extractor
 from delegate.ask.base import Answer, Asker, Audience
 from delegate.ask.embedded import EmbeddedAsker
 from delegate.decide.base import Engine
-from delegate.decide.turn_taking import read_brief
+from delegate.decide.reading import read_brief_ahead
 from delegate.meeting import MeetingState
 from delegate.models import Decision, Profile, ProposedAction
 from delegate.server.approval import HeldSpeech, for_bot
@@ -54,6 +54,7 @@ from delegate.server.session.approval_desk import ApprovalDesk
 from delegate.server.session.audio_in import AudioIn, TranscriberFactory
 from delegate.server.session.core import MeetingCore
 from delegate.server.session.decisions import Decisions
+from delegate.server.session.later import Later
 from delegate.server.session.outbox import CLOSE_REPLACED, CLOSE_RESTART, Connection, Outbox
 from delegate.server.session.release import Release
 from delegate.server.session.voice_out import VoiceOut, VoiceSource
@@ -61,6 +62,9 @@ from delegate.server.watch import Watcher, Watchers, replay
 from delegate.store import AuditKind, MeetingRecord, Store, UnstorableEvent
 
 log = structlog.get_logger("delegate.session")
+
+BRIEF_WAIT_S = 2.0
+"""How long a meeting that starts (or is taken over) waits for its brief to be read before it answers `join`."""
 
 
 class MeetingSession:
@@ -84,6 +88,7 @@ class MeetingSession:
         voice: VoiceSource | None = None,
         approval_timeout_s: float = 30.0,
         watch_limit: int = 1000,
+        later: Later | None = None,
     ) -> None:
         self.owner = owner
         self.created_at = time.time()
@@ -105,7 +110,7 @@ class MeetingSession:
         made: list[Decision] = []
         self.approval_desk = ApprovalDesk(self.core, self.outbox, spec.approval, approval_timeout_s, made, release)
         self.decisions = Decisions(self.core, self.outbox, engine, metrics, self.approval_desk, release, made)
-        self.action_desk = ActionDesk(self.core, self.outbox, actions, spec.approval, metrics)
+        self.action_desk = ActionDesk(self.core, self.outbox, actions, spec.approval, metrics, later)
         self.audio = AudioIn(self.core, self.outbox, self.voice, asr, on_final=self._on_utterance)
         self._release = release
         self._spec = spec
@@ -208,7 +213,7 @@ class MeetingSession:
             approval=self.approval,
         )
         # The principal's brief is read by the sentence encoder once, now, not in the meeting's first reply.
-        await asyncio.to_thread(read_brief, self.principal)
+        await read_brief_ahead(self.principal, BRIEF_WAIT_S)
         self._log.info("meeting_created", engine=self.engine.name, principal=self.principal.name)
 
     async def close(self, reason: str, kind: AuditKind = AuditKind.closed) -> None:
@@ -217,6 +222,7 @@ class MeetingSession:
             if self.closed:
                 return
             await self.decisions.settle_pending(reason=reason)
+            await self.action_desk.flush()  # the last utterance's actions, before the meeting ends
             await self.approval_desk.expire_all("meeting_ended")
             self.action_desk.cancel_refining()
             await self.voice.stop(reason)
@@ -247,6 +253,7 @@ class MeetingSession:
         async with self.core.inbound:
             if self.closed:
                 return
+            await self.action_desk.flush()
             self.core.closed = self.core.suspended = True
             self.audio.drop()
             conn, self.outbox.conn = self.outbox.conn, None
@@ -280,7 +287,7 @@ class MeetingSession:
         )
         # Its timer died with the process that held it; the principal may not even be watching here.
         await self.approval_desk.expire_all("taken_over")
-        await asyncio.to_thread(read_brief, self.principal)
+        await read_brief_ahead(self.principal, BRIEF_WAIT_S)
 
     def resume_decision(self, utterance_id: int) -> None:
         self.decisions.start(utterance_id)
@@ -412,6 +419,8 @@ class MeetingSession:
         async with self.core.inbound:
             self.core.still_open()
             self._check_id(message.id)
+            # The previous utterance's actions, if its beat has not come yet: extracted while it is the latest.
+            await self.action_desk.flush()
             utterance = message.utterance()
             await self.voice.barge_in(by=utterance.speaker)  # someone else speaks: the delegate stops
             await self.decisions.settle_pending(reason="newer_utterance", newer=utterance.id)
@@ -430,8 +439,7 @@ class MeetingSession:
             # The ack goes out before the decision task can run, so a client always sees them in that order.
             await self.outbox.send(Ack(of="utterance", meeting_id=self.meeting_id, utterance_id=utterance.id))
             self.decisions.start(utterance.id, received)
-            if self.action_desk.extracting:
-                await self.action_desk.extract(utterance.id)
+            self.action_desk.extract_later(utterance.id)
 
     def _check_text(self, message: UtteranceIn) -> None:
         if not message.text.strip():

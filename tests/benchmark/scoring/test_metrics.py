@@ -26,9 +26,10 @@ def test_floor_turns_skip_backchannels():
 
 
 def test_stream_figures():
-    r = StreamResult(meeting_id="m", principal="B", utterances=6, duration_s=3600, speaks=[0, 2], floor_taken=[0, 3, 4], latencies_ms=[1, 2])
+    r = StreamResult(meeting_id="m", principal="B", utterances=6, duration_s=3600, speaks=[0, 2], floor_taken=[0, 3, 4], latencies_ms=[1, 2], cpu_ms=[0.5, 1.5, 4.0])
     f = stream_figures([r], "local")
     assert f["speak_precision"] == 0.5 and f["speak_recall"] == 1 / 3 and f["speaks_per_hour"] == 2
+    assert f["cpu_ms_mean"] == 2.0
 
 
 def _r(variant: str, scenario: str, spoke: bool, matched: list[str] | None = None) -> CaseResult:

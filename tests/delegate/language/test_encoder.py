@@ -1,3 +1,5 @@
+from concurrent.futures import ThreadPoolExecutor
+
 import numpy as np
 
 from delegate.language.encoder import MAX_TOKENS, shipped
@@ -34,3 +36,16 @@ def test_a_long_text_is_read_up_to_its_limit_and_repeated_texts_are_run_once():
     first = enc.encode([long, long])
     assert enc.cached(long)
     assert np.array_equal(first[0], first[1]) and np.array_equal(enc.encode([long])[0], first[0])
+
+
+def test_a_text_many_threads_ask_for_at_once_is_run_once():
+    # Many meetings joining with one brief (or taken over together) read the same texts at the same moment.
+    enc = shipped()
+    texts = [f"The vendor ships the {n} racks to the second data centre before the audit." for n in ("red", "blue")]
+    enc.forget(texts)
+    before = enc.forwards
+    with ThreadPoolExecutor(8) as pool:
+        results = list(pool.map(lambda _: enc.encode(texts), range(16)))
+    assert enc.forwards - before == 1
+    assert all(np.array_equal(r, results[0]) for r in results)
+    assert np.allclose(np.linalg.norm(results[0], axis=1), 1.0, atol=1e-5)

@@ -68,7 +68,10 @@ async def play(sessions: Sessions, meeting_id: str, ids: range, conn: Recorder) 
     assert session is not None
     for uid in ids:
         await session.handle(utt(uid), conn)
-        await asyncio.sleep(0.01)  # let the decision be made before the next turn, as in a live meeting
+        # Let the decision be made before the next turn, as in a live meeting (a moment the encoder reads waits
+        # for a worker thread), and the turn's action items, a beat after it.
+        while not session.decisions.settled or session.action_desk.due:
+            await asyncio.sleep(0.01)
         if uid == 3:
             first = session.actions["a1"]
             await session.handle(Feedback(type="feedback", verdict="approve", action_id=first.id), conn)

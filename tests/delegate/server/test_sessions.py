@@ -99,9 +99,10 @@ def utt(uid: int, text: str, speaker: str = "Bob") -> UtteranceIn:
 
 
 async def settle(session: MeetingSession) -> None:
+    """Until the latest decision is made and the latest utterance's actions (a beat later) extracted."""
     for _ in range(200):
         await asyncio.sleep(0.005)
-        if session.decisions.settled:
+        if session.decisions.settled and not session.action_desk.due:
             return
 
 
@@ -228,6 +229,32 @@ async def test_actions_are_proposed_updated_audited_and_approved_by_feedback(sto
     feedback = [e.payload for e in events if e.kind == AuditKind.feedback]
     assert feedback[0]["action_id"] == "a0" and feedback[0]["status"] == "approved"
     assert feedback[1]["verdict"] == "reject" and "action_id" not in feedback[1]
+
+
+async def test_an_utterances_actions_leave_its_path_and_come_a_beat_later_on_their_own(store: SQLiteStore) -> None:
+    conn = Recorder()
+    async with make_session(store, NamedEngine(), actions=PromiseExtractor()) as session:
+        await session.handle(utt(0, "I'll send the slides tonight."), conn)
+        assert not session.actions and session.action_desk.due  # acked, decision started, actions not yet
+        for _ in range(200):
+            if session.actions:
+                break
+            await asyncio.sleep(0.01)
+        assert list(session.actions) == ["a0"] and not session.action_desk.due
+    frames = [type(f).__name__ for f in conn.frames]
+    assert frames[0] == "Ack" and "ActionMessage" in frames
+
+
+async def test_the_last_utterances_actions_are_recorded_before_the_meeting_ends(store: SQLiteStore) -> None:
+    conn = Recorder()
+    session = make_session(store, NamedEngine(), actions=PromiseExtractor())
+    await session.start()
+    await session.handle(utt(0, "Morning."), conn)
+    await session.handle(utt(1, "I'll send the slides tonight."), conn)
+    await session.close("client_left", kind=AuditKind.left)  # before the beat came
+    kinds = [e.kind for e in read_events(store.path, "m")]
+    assert kinds.count(AuditKind.action) == 1 and kinds.index(AuditKind.action) < kinds.index(AuditKind.left)
+    assert [f.action.id for f in conn.frames if isinstance(f, ActionMessage)] == ["a1"]
 
 
 async def test_decisions_made_while_away_are_sent_on_rejoin(store: SQLiteStore) -> None:

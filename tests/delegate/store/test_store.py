@@ -277,3 +277,20 @@ def test_open_store_chooses_the_backend_from_the_database_url(tmp_path: Path) ->
     assert type(pg).__name__ == "PostgresStore"
     with pytest.raises(ValueError, match="postgresql://"):
         open_store(Settings(database_url="mysql://u@h/db"))
+
+
+async def test_writes_of_one_turn_of_the_loop_commit_together_and_each_waits_for_its_commit(db: Path) -> None:
+    store = SQLiteStore(db)
+    store.open()
+    try:
+        before = store.transactions
+        seqs = await asyncio.gather(*(store.append(ev(AuditKind.utterance, i)) for i in range(300)))
+        together = store.transactions - before
+        assert sorted(seqs) == seqs and len(set(seqs)) == 300
+        # Every append returned after its commit: the rows are there, read by another connection.
+        logged = read_events(db, "m1")
+        assert [e.utterance_id for e in logged] == list(range(300))
+        assert [e.seq for e in logged] == seqs  # each caller got its own row's position
+        assert together == 1
+    finally:
+        await store.close()
