@@ -156,12 +156,13 @@ def ask(
 
 @app.command()
 def brief(
-    sources: Path = typer.Option(..., "--sources", help="The principal's sources folder (slack.json, gmail.json, calendar.json or .ics, mail.mbox, ...)."),
+    sources: Path = typer.Option(None, "--sources", help="The principal's sources folder (slack.json, gmail.json, calendar.json or .ics, mail.mbox, ...)."),
+    example: bool = typer.Option(False, "--example", help="Use the shipped example workplace instead (a made-up company; its principal and meeting are the defaults)."),
     event: str = typer.Option(None, "--event", help="The calendar event of the meeting to brief for (its id or UID)."),
     title: str = typer.Option(None, "--title", help="Without --event: the meeting's title."),
     start: str = typer.Option(None, "--start", help="Without --event: when it starts (ISO 8601); later messages are left out."),
     attendee: list[str] = typer.Option(None, "--attendee", help="Without --event: an attendee's e-mail or name (repeat the option)."),
-    principal: str = typer.Option(..., "--principal", help="The principal's e-mail address."),
+    principal: str = typer.Option(None, "--principal", help="The principal's e-mail address."),
     out: Path = typer.Option(None, "--out", "-o", dir_okay=False, help="Write the profile JSON here (default: print it)."),
 ) -> None:
     """Draft the principal's brief for one meeting from their workplace sources; private items are marked, with why."""
@@ -170,9 +171,18 @@ def brief(
     from pydantic import ValidationError
 
     from delegate.sources.brief import Meeting, build_brief
+    from delegate.sources.example import EXAMPLE_EVENT, EXAMPLE_PRINCIPAL, example_folder
     from delegate.sources.folder import load_sources
     from delegate.sources.items import SourceError
 
+    if example == (sources is not None):
+        raise _fail("give --sources DIR (your workplace exports, docs/sources.md) or --example (the shipped example workplace)")
+    if example:
+        sources = example_folder()
+        principal = principal or EXAMPLE_PRINCIPAL
+        event = event if event is not None or title is not None else EXAMPLE_EVENT
+    if principal is None:
+        raise _fail("give --principal EMAIL: whose brief it is")
     try:
         found = load_sources(sources)
         if event is not None:

@@ -45,6 +45,7 @@ from delegate.server.protocol import (
     MeetingSummary,
     ProtocolError,
     SourceEvent,
+    SourcesInfo,
     SpeechResult,
     ValidationFailure,
     Verdict,
@@ -53,6 +54,7 @@ from delegate.server.registry import MeetingSession, Sessions
 from delegate.server.stream import serve_connection
 from delegate.server.watch import Watcher
 from delegate.sources.brief import Meeting, build_brief
+from delegate.sources.example import EXAMPLE_PRINCIPAL, example_folder
 from delegate.sources.folder import load_sources
 from delegate.sources.items import SourceError, Sources
 from delegate.store import open_store
@@ -128,13 +130,16 @@ OwnedMeeting = Annotated[MeetingSession | PastMeeting, Depends(_owned_meeting)]
 
 
 def _sources(settings: Settings) -> Sources:
-    """The server's sources folder, read (only the configured folder: a client never names a path)."""
-    if settings.sources_dir is None:
-        raise ProtocolError(ErrorCode.not_found, "This server has no sources folder to brief from (set DELEGATE_SOURCES_DIR).")
+    """The server's sources folder, read (only the configured folder: a client never names a path); without
+    one, the example workplace shipped in the package."""
     try:
-        return load_sources(settings.sources_dir)
+        return load_sources(settings.sources_dir or example_folder())
     except SourceError as e:
         raise ProtocolError(ErrorCode.bad_message, f"The sources folder cannot be read: {e}") from None
+
+
+def _in_sources(settings: Settings) -> str:
+    return "the sources" if settings.sources_dir else "the example workplace (set DELEGATE_SOURCES_DIR for your own)"
 
 
 def _draft(settings: Settings, body: BriefRequest) -> BriefDraft:
@@ -142,7 +147,7 @@ def _draft(settings: Settings, body: BriefRequest) -> BriefDraft:
     if body.event_id is not None:
         event = sources.event(body.event_id)
         if event is None:
-            raise ProtocolError(ErrorCode.not_found, f"No calendar event {body.event_id!r} in the sources.")
+            raise ProtocolError(ErrorCode.not_found, f"No calendar event {body.event_id!r} in {_in_sources(settings)}.")
         meeting = Meeting.of_event(event)
     else:
         meeting = Meeting(title=body.title or "", start=body.start, attendees=tuple(body.attendees))
@@ -266,6 +271,11 @@ def create_app(settings: Settings | None = None) -> FastAPI:
             "engine": session.engine.name,
             "stream": f"/v1/meetings/{meeting_id}/stream",
         }
+
+    @app.get("/v1/sources")
+    async def sources_info(caller: Caller) -> SourcesInfo:
+        example = settings.sources_dir is None
+        return SourcesInfo(example=example, principal=EXAMPLE_PRINCIPAL if example else None)
 
     @app.get("/v1/sources/events")
     async def source_events(caller: Caller) -> list[SourceEvent]:

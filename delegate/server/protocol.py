@@ -186,6 +186,16 @@ class BriefDraft(BaseModel):
     """Item id left out -> the later item that corrects it."""
 
 
+class SourcesInfo(BaseModel):
+    """What `POST /v1/briefs` drafts from: the server's DELEGATE_SOURCES_DIR, or without one the shipped
+    example workplace, whose principal the console offers."""
+
+    model_config = ConfigDict(frozen=True)
+
+    example: bool
+    principal: str | None = None
+
+
 class SourceEvent(BaseModel):
     model_config = ConfigDict(frozen=True)
 
