@@ -170,6 +170,7 @@ def brief(
 
     from pydantic import ValidationError
 
+    from delegate.language.counts import counted
     from delegate.sources.brief import Meeting, build_brief
     from delegate.sources.example import EXAMPLE_EVENT, EXAMPLE_PRINCIPAL, example_folder
     from delegate.sources.folder import load_sources
@@ -205,8 +206,8 @@ def brief(
         return
     out.write_text(text + "\n", encoding="utf-8")
     shown = draft.profile.background
-    typer.echo(f"{out}: {len(shown)} items ({sum(not b.shareable for b in shown)} private), "
-               f"{len(draft.superseded)} left out as corrected by a later item, from {len(found.files)} files")
+    typer.echo(f"{out}: {counted(len(shown), 'item')} ({sum(not b.shareable for b in shown)} private), "
+               f"{len(draft.superseded)} left out as corrected by a later item, from {counted(len(found.files), 'file')}")
 
 
 def main() -> None:

@@ -29,6 +29,7 @@ from delegate.asr.whisper import (
 from delegate.config import Settings
 from delegate.decide import build_engine
 from delegate.decide.base import Engine, hear
+from delegate.language.counts import counted
 from delegate.meeting import MeetingState
 from delegate.models import UNKNOWN_SPEAKER, Decision, Profile, Utterance
 from delegate.voice.base import split_sentences
@@ -180,7 +181,7 @@ async def _listen(
 
     spoke = sum(d.spoke for _, d in out)
     console.print(
-        f"\n{len(out)} utterances, the delegate would have spoken {spoke} time{'s' * (spoke != 1)}."
+        f"\n{counted(len(out), 'utterance')}, the delegate would have spoken {counted(spoke, 'time')}."
     )
     return out
 
