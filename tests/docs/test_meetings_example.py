@@ -50,3 +50,45 @@ async def test_the_example_bots_pipeline_speaks_when_the_principal_is_named() ->
     assert [d["decision"]["scenario"] for d in data if d["type"] == "decision"] == ["none", "explicit_cue"]
     # Bob's first words came while the disclosure was being said: it stopped for him (barge-in).
     assert [(d["utterance_id"], d["by"]) for d in data if d["type"] == "speech_cancel"] == [(-1, "Bob")]
+
+
+async def test_against_a_server_the_example_creates_the_meeting_with_its_attendees(tmp_path) -> None:
+    from delegate.config import Settings
+    from delegate.store import read_events
+    from delegate.store.base import AuditKind
+    from testkit.live import start_server
+
+    server = start_server(Settings(db_path=tmp_path / "audit.sqlite", api_tokens="", log_level="warning", voice=False))
+    try:
+        pipeline = _example()["delegate_pipeline"]  # type: ignore[index]
+        delegate, tts = pipeline(ALICE, ["Bob", "Carol"], server=f"ws://127.0.0.1:{server.port}", meeting_id="doc-bot")  # type: ignore[operator]
+        delegate.name_speaker("p-1", "Bob")
+        await run_test(Pipeline([delegate, tts]), frames_to_send=[
+            TranscriptionFrame(text="Alice, where does the migration stand?", user_id="p-1", timestamp=""),
+            SleepFrame(3.0),
+        ])
+        created = next(e for e in read_events(server.settings.db_path, "doc-bot") if e.kind == AuditKind.meeting_created)
+        assert {"Bob", "Carol"} <= set(created.payload["attendees"]), created.payload
+    finally:
+        server.stop()
+
+
+def test_the_example_bot_without_the_voice_extra_says_so_in_one_line(tmp_path) -> None:
+    """Run as the doc says (`python bot.py ROOM_URL brief.json`), with pipecat and without Piper."""
+    import json
+    import subprocess
+    import sys
+
+    (code,) = re.findall(r"```python\n(import asyncio.*?)```", DOC.read_text(encoding="utf-8"), re.S)
+    (tmp_path / "bot.py").write_text(code, encoding="utf-8")
+    (tmp_path / "brief.json").write_text(json.dumps(ALICE), encoding="utf-8")
+    blocked = "import runpy, sys\nsys.modules['piper'] = None\nsys.argv = sys.argv[1:]\nrunpy.run_path(sys.argv[0], run_name='__main__')\n"
+    done = subprocess.run(
+        [sys.executable, "-c", blocked, str(tmp_path / "bot.py"), "https://example.daily.co/room", str(tmp_path / "brief.json")],
+        cwd=tmp_path, capture_output=True, text=True, timeout=120, check=False,
+    )
+    assert done.returncode == 1 and "Traceback" not in done.stderr
+    # pipecat's own start-up banner (a pipecat program's) may come first; then ours, one line.
+    *before, last = done.stderr.strip().splitlines()
+    assert last == "the delegate's voice (text-to-speech) needs the voice extra: pip install 'meeting-delegate[voice]'"
+    assert all("| pipecat:" in line and "INFO" in line for line in before), before
