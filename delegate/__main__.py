@@ -147,7 +147,10 @@ def ask(
         raise typer.Exit(1) from e
     body = r.json()
     if r.status_code != 200:
-        typer.echo(f"delegate: {body.get('code')}: {body.get('detail')}", err=True)
+        fix = ""
+        if r.status_code == 401:
+            fix = " (this server has tokens: give yours with --token TOKEN or DELEGATE_TOKEN)" if token is None else " (a token it does not know: --token TOKEN or DELEGATE_TOKEN)"
+        typer.echo(f"delegate: {body.get('code')}: {body.get('detail')}{fix}", err=True)
         raise typer.Exit(1)
     typer.echo(body["text"])
     if body["turn_ids"]:

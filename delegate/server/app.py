@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import errno
 import socket
 import sys
 import uuid
@@ -436,7 +437,9 @@ def run(host: str | None = None, port: int | None = None, settings: Settings | N
     try:
         sock = _listen(host, port)
     except (OSError, OverflowError) as e:
-        _exit(f"cannot listen on {host}:{port}: {getattr(e, 'strerror', None) or e}", 1)
+        in_use = isinstance(e, OSError) and e.errno == errno.EADDRINUSE
+        fix = " (another server there? choose another: --port PORT or DELEGATE_PORT)" if in_use else ""
+        _exit(f"cannot listen on {host}:{port}: {getattr(e, 'strerror', None) or e}{fix}", 1)
     configure_logging(settings.log_level, json=settings.log_json)
     # Long turns are analysed in worker threads; the event loop, which answers every other meeting,
     # gets the interpreter back after 1 ms of theirs rather than the default 5 ms.
