@@ -545,9 +545,11 @@ class MeetingList(_Outbound):
 
 
 def _first_error(err: ValidationError) -> str:
+    from delegate.field_hints import did_you_mean
+
     e = err.errors(include_url=False)[0]
     loc = ".".join(str(p) for p in e["loc"] if p not in CLIENT_TYPES) or "(message)"
-    return f"{loc}: {e['msg']}"
+    return f"{loc}: {e['msg']}{did_you_mean(e)}"
 
 
 def _check_encodable(raw: Any) -> None:
