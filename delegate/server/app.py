@@ -23,7 +23,6 @@ from delegate import __version__, guard
 from delegate.ask.embedded import Answer
 from delegate.config import Settings, load_settings
 from delegate.decide import check_engine
-from delegate.field_hints import did_you_mean
 from delegate.logs import configure_logging
 from delegate.models import MAX_UTTERANCE_ID, Decision, ProposedAction
 from delegate.server import console, history
@@ -51,6 +50,7 @@ from delegate.server.protocol import (
     SpeechResult,
     ValidationFailure,
     Verdict,
+    field_hint,
 )
 from delegate.server.registry import MeetingSession, Sessions
 from delegate.server.stream import serve_connection
@@ -238,7 +238,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     async def _validation_error(request: Request, exc: RequestValidationError) -> JSONResponse:
         metrics.error(ErrorCode.bad_message)
         fields = [
-            FieldError(loc=".".join(str(p) for p in e.get("loc", ()) if p != "body") or "(body)", message=e.get("msg", "") + did_you_mean(e))
+            FieldError(loc=".".join(str(p) for p in e.get("loc", ()) if p != "body") or "(body)", message=e.get("msg", "") + field_hint(e))
             for e in exc.errors()
         ] or [FieldError(loc="(body)", message="invalid request")]
         body = ValidationFailure(

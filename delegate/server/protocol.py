@@ -2,16 +2,20 @@
 
 from __future__ import annotations
 
+import functools
 import json
 import re
+import sys
 from datetime import datetime
 from enum import StrEnum
 from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError, model_validator
 
+from delegate import models
 from delegate.ask.base import Answer, Audience
 from delegate.extras import missing_extra
+from delegate.field_hints import did_you_mean, field_names
 from delegate.models import BackgroundItem, Decision, Profile, ProposedAction, Utterance, UtteranceId
 
 MEETING_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}")
@@ -544,12 +548,20 @@ class MeetingList(_Outbound):
 # --- parsing -----------------------------------------------------------------------------------------
 
 
-def _first_error(err: ValidationError) -> str:
-    from delegate.field_hints import did_you_mean
+@functools.cache
+def _input_fields() -> frozenset[str]:
+    return field_names(models, sys.modules[__name__])
 
+
+def field_hint(error: Any) -> str:
+    """` (did you mean `shareable`?)` for a refused field close to one of the protocol's or a brief's."""
+    return did_you_mean(error, _input_fields())
+
+
+def _first_error(err: ValidationError) -> str:
     e = err.errors(include_url=False)[0]
     loc = ".".join(str(p) for p in e["loc"] if p not in CLIENT_TYPES) or "(message)"
-    return f"{loc}: {e['msg']}{did_you_mean(e)}"
+    return f"{loc}: {e['msg']}{field_hint(e)}"
 
 
 def _check_encodable(raw: Any) -> None:

@@ -15,4 +15,4 @@ EXAMPLE_EVENT = "harbor-review"
 
 
 def example_folder() -> Path:
-    return package_path("delegate.sources", "example")
+    return package_path("delegate.sources.example")
