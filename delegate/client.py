@@ -227,6 +227,8 @@ class DelegateClient:
             raise
         if isinstance(message, ErrorMessage):
             await ws.close()
+            if message.code == ErrorCode.unauthorized:
+                raise NotAuthorized(f"unauthorized: the server {fix}")
             raise DelegateError(message)
         self._ws = ws
         self.server_last_utterance_id = message.last_utterance_id
