@@ -147,7 +147,10 @@ def ask(
         raise typer.Exit(1) from e
     body = r.json()
     if r.status_code != 200:
-        typer.echo(f"delegate: {body.get('code')}: {body.get('detail')}", err=True)
+        fix = ""
+        if r.status_code == 401:
+            fix = " (this server has tokens: give yours with --token TOKEN or DELEGATE_TOKEN)" if token is None else " (a token it does not know: --token TOKEN or DELEGATE_TOKEN)"
+        typer.echo(f"delegate: {body.get('code')}: {body.get('detail')}{fix}", err=True)
         raise typer.Exit(1)
     typer.echo(body["text"])
     if body["turn_ids"]:
@@ -156,12 +159,13 @@ def ask(
 
 @app.command()
 def brief(
-    sources: Path = typer.Option(..., "--sources", help="The principal's sources folder (slack.json, gmail.json, calendar.json or .ics, mail.mbox, ...)."),
+    sources: Path = typer.Option(None, "--sources", help="The principal's sources folder (slack.json, gmail.json, calendar.json or .ics, mail.mbox, ...)."),
+    example: bool = typer.Option(False, "--example", help="Use the shipped example workplace instead (a made-up company; its principal and meeting are the defaults)."),
     event: str = typer.Option(None, "--event", help="The calendar event of the meeting to brief for (its id or UID)."),
     title: str = typer.Option(None, "--title", help="Without --event: the meeting's title."),
     start: str = typer.Option(None, "--start", help="Without --event: when it starts (ISO 8601); later messages are left out."),
     attendee: list[str] = typer.Option(None, "--attendee", help="Without --event: an attendee's e-mail or name (repeat the option)."),
-    principal: str = typer.Option(..., "--principal", help="The principal's e-mail address."),
+    principal: str = typer.Option(None, "--principal", help="The principal's e-mail address."),
     out: Path = typer.Option(None, "--out", "-o", dir_okay=False, help="Write the profile JSON here (default: print it)."),
 ) -> None:
     """Draft the principal's brief for one meeting from their workplace sources; private items are marked, with why."""
@@ -169,10 +173,20 @@ def brief(
 
     from pydantic import ValidationError
 
+    from delegate.language.counts import counted
     from delegate.sources.brief import Meeting, build_brief
+    from delegate.sources.example import EXAMPLE_EVENT, EXAMPLE_PRINCIPAL, example_folder
     from delegate.sources.folder import load_sources
     from delegate.sources.items import SourceError
 
+    if example == (sources is not None):
+        raise _fail("give --sources DIR (your workplace exports, docs/sources.md) or --example (the shipped example workplace)")
+    if example:
+        sources = example_folder()
+        principal = principal or EXAMPLE_PRINCIPAL
+        event = event if event is not None or title is not None else EXAMPLE_EVENT
+    if principal is None:
+        raise _fail("give --principal EMAIL: whose brief it is")
     try:
         found = load_sources(sources)
         if event is not None:
@@ -195,8 +209,8 @@ def brief(
         return
     out.write_text(text + "\n", encoding="utf-8")
     shown = draft.profile.background
-    typer.echo(f"{out}: {len(shown)} items ({sum(not b.shareable for b in shown)} private), "
-               f"{len(draft.superseded)} left out as corrected by a later item, from {len(found.files)} files")
+    typer.echo(f"{out}: {counted(len(shown), 'item')} ({sum(not b.shareable for b in shown)} private), "
+               f"{len(draft.superseded)} left out as corrected by a later item, from {counted(len(found.files), 'file')}")
 
 
 def main() -> None:

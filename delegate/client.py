@@ -129,6 +129,10 @@ class ConnectionLost(Exception):
     not back within the client's `reconnect_s`."""
 
 
+class NotAuthorized(ConnectionError):
+    """The server wants a bearer token (it has DELEGATE_API_TOKENS) and none, or another, was given."""
+
+
 @dataclass(frozen=True)
 class SpeechChunk:
     """A piece of the delegate's spoken reply to `utterance_id`: 16-bit little-endian mono PCM."""
@@ -262,15 +266,28 @@ class DelegateClient:
 
     async def _open(self, join: Join) -> None:
         """Connect and join; the server's `ack` says which utterances it holds."""
-        ws = await connect(self.url, additional_headers=self._headers, max_size=None)
-        await ws.send(join.model_dump_json(exclude_none=True))
-        while True:
-            message = self._parse(await asyncio.wait_for(ws.recv(), timeout=30))
-            if isinstance(message, ErrorMessage):
-                await ws.close()
-                raise DelegateError(message)
-            if isinstance(message, Ack) and message.of == "join":
-                break
+        fix = "refused this token" if self._headers else "wants its token: DelegateClient(token=...), e.g. from DELEGATE_TOKEN"
+        try:
+            ws = await connect(self.url, additional_headers=self._headers, max_size=None)
+        except InvalidStatus as e:
+            if e.response.status_code not in (401, 403):
+                raise
+            raise NotAuthorized(f"unauthorized: the server {fix}") from None
+        try:
+            await ws.send(join.model_dump_json(exclude_none=True))
+            while True:
+                message = self._parse(await asyncio.wait_for(ws.recv(), timeout=30))
+                if isinstance(message, ErrorMessage) or (isinstance(message, Ack) and message.of == "join"):
+                    break
+        except ConnectionClosed as e:
+            if e.rcvd is not None and e.rcvd.code == 1008 and "unauthorized" in e.rcvd.reason.lower():
+                raise NotAuthorized(f"unauthorized: the server {fix}") from None
+            raise
+        if isinstance(message, ErrorMessage):
+            await ws.close()
+            if message.code == ErrorCode.unauthorized:
+                raise NotAuthorized(f"unauthorized: the server {fix}")
+            raise DelegateError(message)
         self._ws = ws
         self.server_last_utterance_id = message.last_utterance_id
         if self._last_sent is None or (message.last_utterance_id or -1) > self._last_sent:
@@ -294,8 +311,8 @@ class DelegateClient:
                 if e.error.code != ErrorCode.conflict:  # conflict: another process still lets it go; retry
                     raise ConnectionLost(str(e)) from e
             except (OSError, ConnectionClosed, InvalidHandshake, TimeoutError) as e:
-                if isinstance(e, InvalidStatus) and e.response.status_code in (401, 403):
-                    raise ConnectionLost(f"the server refused the connection ({e.response.status_code})") from e
+                if isinstance(e, NotAuthorized):
+                    raise ConnectionLost(f"the server refused the connection: {e}") from e
             delay = retry_delay(next(attempts))
             if asyncio.get_running_loop().time() + delay > deadline:
                 raise ConnectionLost(f"no connection to {self.url} within {self.reconnect_s:g} s")

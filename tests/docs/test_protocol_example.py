@@ -62,6 +62,22 @@ def test_the_example_clients_run_verbatim_twice(server, which):
         _check_output(done.stdout)
 
 
+def test_the_typed_example_against_a_server_with_tokens_says_so_in_one_line(tmp_path):
+    srv = start_server(Settings(db_path=tmp_path / "audit.sqlite", api_tokens="doc-token", log_json=False))
+    try:
+        for token, fix in ((None, "DELEGATE_TOKEN"), ("another-token", "refused this token")):
+            env = _env(srv) | ({"DELEGATE_TOKEN": token} if token else {})
+            done = subprocess.run([sys.executable, "-c", _block("python", TYPED)], env=env, capture_output=True, text=True, timeout=60)
+            assert done.returncode == 1 and "Traceback" not in done.stderr, done.stderr
+            assert done.stderr.count("\n") == 1 and "unauthorized: the server" in done.stderr and fix in done.stderr, done.stderr
+        done = subprocess.run([sys.executable, "-c", _block("python", TYPED)], env=_env(srv) | {"DELEGATE_TOKEN": "doc-token"},
+                              capture_output=True, text=True, timeout=60)
+        assert done.returncode == 0, done.stderr
+        _check_output(done.stdout)
+    finally:
+        srv.stop()
+
+
 async def test_the_typed_example_resumes_when_its_connection_drops(server):
     """Between the example and the server, a relay that drops the connection (1012, as a server restart does)
     right after the first decision, then refuses the first attempt to reconnect: the example must resume."""

@@ -45,18 +45,39 @@ def model():
     return load_speech_model()
 
 
+# Tune-half cues of benchmark.names (never held-out ones) whose name tiny.en, biased, garbled on a development
+# machine ("Bikes King, Yon", "secure it", "YO"): which of them a processor's int8 kernels garble, and how,
+# differs between machines, so the test counts over all of them, as a listener would.
+GARBLED_CUES = (
+    ("Thanks. {name}, are you there?", "Qingyun", ("Qingyun", "Aoife", "Eitan"), "en-029+f4", 135),
+    ("Thanks. {name}, are you there?", "Sakura", ("Sakura", "Hodan", "Femke"), "en-gb+f4", 185),
+    ("{name}, could you tell us about the budget?", "Despina", ("Despina", "Fernanda", "Folake"), "en-gb", 135),
+    ("{name}, could you tell us about the budget?", "Ifeoma", ("Ifeoma", "Vladimir", "Aarav"), "en-gb-scotland", 160),
+    ("{name}, what do you think?", "Yaw", ("Yaw", "Shira", "Sakura"), "en-gb-x-rp+f2", 135),
+    ("{name}, could you tell us about the budget?", "Babak", ("Babak", "Mahsa", "Murugan"), "en-029+m3", 185),
+    ("{name}, what do you think?", "Eitan", ("Eitan", "Matteo", "Saoirse"), "en-gb-x-rp", 135),
+    ("{name}, can you give us an update on the testing?", "Huong", ("Huong", "Parisa", "Ylva"), "en-us-nyc+f4", 135),
+)
+
+
 @pytest.mark.skipif(shutil.which("espeak-ng") is None, reason="needs espeak-ng")
-def test_a_garbled_name_is_recovered_from_the_audio(model) -> None:
+def test_garbled_names_are_recovered_from_the_audio(model) -> None:
     from benchmark.garbles import synthesise
     from benchmark.names.__main__ import addressed, finals
 
-    # A tune-half cue of benchmark.names (never a held-out one): tiny.en, biased, writes "Bikes King, Yon".
-    attendees = ("Qingyun", "Aoife", "Eitan")
-    pcm = synthesise("Thanks. Qingyun, are you there?", "en-029+f4", 135)
-    unchecked = " ".join(finals(model, pcm, attendees, check=False))
-    checked = " ".join(finals(model, pcm, attendees, check=True))
-    assert not addressed(unchecked, "Qingyun", attendees), unchecked
-    assert addressed(checked, "Qingyun", attendees), checked
+    heard = {False: 0, True: 0}
+    for template, name, attendees, voice, speed in GARBLED_CUES:
+        pcm = synthesise(template.format(name=name), voice, speed)
+        texts = {check: " ".join(finals(model, pcm, attendees, check=check)) for check in (False, True)}
+        for check, text in texts.items():
+            heard[check] += addressed(text, name, attendees)
+        # The check puts the principal's name in, never another attendee's.
+        for other in attendees[1:]:
+            assert addressed(texts[False], other, attendees) or not addressed(texts[True], other, attendees), texts
+        # A name heard without the check is still heard with it.
+        assert addressed(texts[True], name, attendees) or not addressed(texts[False], name, attendees), texts
+    # With the check a listener hears the name in most of these cues, and in more than without it.
+    assert heard[True] >= 5 and heard[True] > heard[False], heard
 
 
 def test_real_speech_where_nobody_is_named_gains_no_name(model) -> None:

@@ -67,6 +67,22 @@ def test_mistakes_get_one_clear_error(live: LiveServer, make_server: Callable[..
     both = post({"principal": "ana@example.org", "event_id": "review", "title": "x"})
     assert both.status_code == 422 and "either event_id or title" in both.json()["detail"]
     assert httpx.post(f"{live.url}/v1/briefs", json={"principal": "ana@example.org", "event_id": "review"}).status_code == 401
+    # Without DELEGATE_SOURCES_DIR the server drafts from the example workplace, and says so.
     bare = make_server(api_tokens=TOKEN, db_path=live.settings.db_path.with_name("other.sqlite"))
     off = post({"principal": "ana@example.org", "event_id": "review"}, bare.url)
-    assert off.status_code == 404 and "DELEGATE_SOURCES_DIR" in off.json()["detail"]
+    assert off.status_code == 404 and "example workplace (set DELEGATE_SOURCES_DIR" in off.json()["detail"]
+
+
+def test_without_a_sources_folder_the_example_workplace_is_offered(make_server: Callable[..., LiveServer]) -> None:
+    bare = make_server(api_tokens=TOKEN)
+    info = httpx.get(f"{bare.url}/v1/sources", headers=HEADERS).json()
+    assert info == {"example": True, "principal": "maya@kestrel.example"}
+    events = httpx.get(f"{bare.url}/v1/sources/events", headers=HEADERS).json()
+    assert "harbor-review" in [e["id"] for e in events]
+    draft = httpx.post(f"{bare.url}/v1/briefs", headers=HEADERS, json={"principal": info["principal"], "event_id": "harbor-review"}).json()
+    assert draft["profile"]["name"] == "Maya Okafor" and draft["title"] == "Harbor 2.4 release review"
+    assert sorted(a["name"] for a in draft["attendees"]) == ["Dev Iyer", "Lena Park", "Tomas Reyes"]
+
+
+def test_with_a_sources_folder_the_example_is_not_offered(live: LiveServer) -> None:
+    assert httpx.get(f"{live.url}/v1/sources", headers=HEADERS).json() == {"example": False, "principal": None}

@@ -81,3 +81,21 @@ def test_the_brief_starts_from_sources_with_provenance_and_privacy(
         # The console names the records the reply was made of, by source and id.
         used = text_of(driver, "#row-0 .used", "the records the reply used")
         assert "gmail · m2@example.org" in used and "10 June" in used
+
+
+
+def test_without_a_sources_folder_the_console_starts_from_the_example_workplace(
+    make_server: Callable[..., LiveServer], browser: WebDriver
+) -> None:
+    live = make_server(api_tokens=TOKEN)
+    driver = browser
+    driver.get(f"{live.url}/")
+    wait(driver, visible(driver, "#token-input"), "the token field").send_keys(TOKEN + "\n")
+    wait(driver, visible(driver, "#sources-example"), "the note that this is the example workplace")
+    assert "made-up company" in text_of(driver, "#sources-example", "the example note")
+    wait(driver, lambda d: d.find_elements(By.CSS_SELECTOR, '#f-src-event option[value="harbor-review"]'), "the example's meeting")
+    driver.find_element(By.CSS_SELECTOR, '#f-src-event option[value="harbor-review"]').click()
+    assert driver.find_element(By.ID, "f-src-principal").get_attribute("value") == "maya@kestrel.example"
+    click(driver, "#src-draft", "the draft button")
+    assert 'for "Harbor 2.4 release review"' in text_of(driver, "#sources-status", "the drafted brief")
+    assert driver.find_element(By.ID, "f-name").get_attribute("value") == "Maya Okafor"

@@ -386,13 +386,16 @@
   // --- home: start from sources ------------------------------------------------------------------
 
   async function loadSourceEvents() {
-    let events;
+    let events, info;
     try {
-      events = await api("GET", "/v1/sources/events");
+      [info, events] = await Promise.all([api("GET", "/v1/sources"), api("GET", "/v1/sources/events")]);
     } catch {
-      $("sources-box").hidden = true; // no sources folder on this server
+      $("sources-box").hidden = true; // the sources cannot be read
       return;
     }
+    // Without DELEGATE_SOURCES_DIR the server offers the example workplace shipped with it, as its principal.
+    $("sources-example").hidden = !info.example;
+    if (info.example && !$("f-src-principal").value) $("f-src-principal").value = info.principal;
     const select = $("f-src-event");
     select.replaceChildren(...events.map((e) =>
       h("option", { value: e.id }, `${e.summary} · ${e.start.slice(0, 16).replace("T", " ")}${e.private ? " (private)" : ""}`)));
