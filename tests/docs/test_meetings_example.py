@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import json
 import re
 from pathlib import Path
 
+import httpx
 import pytest
 
 pytest.importorskip("pipecat", reason="needs the pipecat extra")
@@ -57,7 +59,6 @@ async def test_against_a_server_the_example_bot_streams_the_meeting_the_principa
 ) -> None:
     from delegate.client import create_meeting
     from delegate.config import Settings
-    from delegate.store import read_events
     from delegate.store.base import AuditKind
     from testkit.live import start_server
 
@@ -73,10 +74,12 @@ async def test_against_a_server_the_example_bot_streams_the_meeting_the_principa
             TranscriptionFrame(text="Alice, where does the migration stand?", user_id="p-1", timestamp=""),
             SleepFrame(3.0),
         ])
-        events = read_events(server.settings.db_path, "doc-bot")
-        created_event = next(e for e in events if e.kind == AuditKind.meeting_created)
-        assert {"Bob", "Carol"} <= set(created_event.payload["attendees"]), created_event.payload
-        heard = [e.payload for e in events if e.kind == AuditKind.utterance]
+        audit = httpx.get(f"{server.url}/v1/meetings/doc-bot/audit", headers={"Authorization": "Bearer principal-token"})
+        assert audit.status_code == 200, audit.text
+        events = [json.loads(line) for line in audit.text.splitlines() if line]
+        created_event = next(e for e in events if e["kind"] == AuditKind.meeting_created)
+        assert {"Bob", "Carol"} <= set(created_event["payload"]["attendees"]), created_event
+        heard = [e["payload"] for e in events if e["kind"] == AuditKind.utterance]
         assert any(p.get("speaker") == "Bob" and "migration" in p.get("text", "") for p in heard), heard
     finally:
         server.stop()
