@@ -228,6 +228,8 @@ _INSTRUCTION = re.compile(
     re.I,
 )
 """A step of a help article ("Open the card screen and tap Freeze."): said to a customer, not in a meeting."""
+_READER = re.compile(r"\byou(?:r|rs|'ll|'re|'ve|'d)?\b", re.I)
+"""A record's "you" is its reader (a customer, the principal in a mail), not anyone in the meeting."""
 _NOTE_FRAGMENT = re.compile(r"^.{0,60}\b(?:e\.g|i\.e|etc|cf|vs)\.?$|^\S+\s*\.$", re.I)
 """A note cut short ("I'm structuring it by modules, e.g.") or a one-word line."""
 _CUT_ABBREVIATION = re.compile(r",?\s*\b(?:e\.g|i\.e|cf|vs)\.$", re.I)
@@ -322,7 +324,7 @@ def _clean(sentence: str, tickets: Mapping[str, str], title: str, speaker: str =
     s = _ISO_DATE.sub(said_date, s)
     s = voiced(s, speaker)
     s = _ORPHAN.sub(r"\1", _SPACES.sub(" ", s)).strip()
-    if _INSTRUCTION.match(s) or _NOTE_FRAGMENT.match(s):
+    if _INSTRUCTION.match(s) or _NOTE_FRAGMENT.match(s) or _READER.search(s):
         return ""
     s = _subject_given(s)
     s = capitalised(s)
