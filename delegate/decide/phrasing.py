@@ -232,7 +232,8 @@ _READER = re.compile(r"\byou(?:r|rs|'ll|'re|'ve|'d)?\b", re.I)
 """A record's "you" is its reader (a customer, the principal in a mail), not anyone in the meeting."""
 _NOTE_FRAGMENT = re.compile(r"^.{0,60}\b(?:e\.g|i\.e|etc|cf|vs)\.?$|^\S+\s*\.$", re.I)
 """A note cut short ("I'm structuring it by modules, e.g.") or a one-word line."""
-_CUT_ABBREVIATION = re.compile(r",?\s*\b(?:e\.g|i\.e|cf|vs)\.$", re.I)
+_CUT_ABBREVIATION = re.compile(r"(?:,\s*(?:e\.g|i\.e|cf|vs)|[,;]?\s+(?:but|and|or|so|because))\.(?=\s+[A-Z]|\s*$)")
+"""A note's sentence left on an abbreviation or a conjunction ("by modules, e.g.", "not very common; but.")."""
 _IF_LABEL = re.compile(r"^If (?P<case>[\w-]+(?:\s[\w-]+)?):\s+(?=[a-z])")
 """A plan's note ("If go: promote RC3 unchanged."), said as "If go, we promote RC3 unchanged."."""
 _NO_SUBJECT_VERB = re.compile(r"^(?P<verb>[A-Z][a-z]+(?:es|s))\s+(?=(?:the|a|an|all|this|that|its|our|their|every)\b)")
@@ -366,8 +367,8 @@ def _sayable(information: str, context: str, source: str, tickets: tuple[tuple[s
     item = BackgroundItem(context=context, information=information, source=source or None)  # type: ignore[arg-type]
     if not item.source:
         # The principal's own notes: already in their words (the composer makes them first person); only a
-        # sentence the split left on an abbreviation ("by modules, e.g.") loses it.
-        return tuple(_CUT_ABBREVIATION.sub(".", s.strip()) for s in SENTENCE.split(information) if s.strip())
+        # sentence the split left on an abbreviation or a conjunction ("by modules, e.g.") loses it.
+        return tuple(s.strip() for s in SENTENCE.split(_CUT_ABBREVIATION.sub(".", information)) if s.strip())
     writer = author(item)
     someone_else = bool(writer and speaker and writer.casefold() != speaker.casefold())
     names = dict(tickets)

@@ -165,7 +165,7 @@ def test_help_steps_and_cut_notes_are_left_out_and_a_subjectless_note_gets_one()
     assert sayable(faq) == ["It was reassigned from Lee to Amara."]
     plan = BackgroundItem(context="Calendar: cutover", information="If approved: switch the depots to build 5.3.1 on Monday.", source="calendar")
     assert sayable(plan) == ["If approved, we switch the depots to build 5.3.1 on Monday."]
-    notes = BackgroundItem(context="My notes", information="I'm grouping the depots by region, e.g. The audit is on Monday.")
+    notes = BackgroundItem(context="My notes", information="I'm grouping the depots by region, e.g. The audit is on Monday; but.")
     assert sayable(notes) == ["I'm grouping the depots by region.", "The audit is on Monday."]
 
 
