@@ -5,7 +5,9 @@ customers are on older phones?" met with the SDK's memory bug). A question's inf
 it asks about, and a rare word says more than a common one ("expedited", "MOB-431" against "good",
 "need"): an item answers when it carries most of that weight. When no item the principal may say does,
 the brief's private items and the live lookup are asked too: an answer found only in a private item, or
-nowhere, gets a holding line. The same line for both, so that a refusal gives nothing private away.
+nowhere, gets a holding line. The same line for both, so that a refusal gives nothing private away: the
+line is chosen by what the question asks (a fact to check later, or someone's private matter or a rumour,
+which a colleague declines whatever they know), never by what the brief holds.
 
 Only for a brief built from sources (its items carry a `source`) or a meeting with a live lookup: a brief
 the principal wrote is their own choice for this meeting, its items written as cues and often answering
