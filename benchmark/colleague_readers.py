@@ -2,7 +2,8 @@
 the meeting?".
 
 Draws spoken replies from one or more benchmark runs (a `cases.jsonl` and the meetings it ran on, given as
-pairs in the same order), seeded, and writes each as its moment: the last turns before it (names
+pairs in the same order), seeded, leaving out the moments of earlier packets (`--exclude`, so a second round
+of readers judges replies nobody has seen), and writes each as its moment: the last turns before it (names
 unmasked) and the reply, nothing else (no case kind, no expected points, no engine). Packets quote the
 meetings, so they are written outside the repository; only readers' verdicts are worth keeping.
 """
@@ -53,6 +54,10 @@ def main(
     n: Annotated[int, typer.Option(help="Replies drawn, spread over the runs as evenly as they allow.")] = 40,
     turns: Annotated[int, typer.Option(help="Turns of context before each reply.")] = 3,
     seed: int = 7,
+    exclude: Annotated[
+        list[Path] | None,
+        typer.Option("--exclude", exists=True, dir_okay=False, help="An earlier packet (JSON lines): its moments are not drawn again (repeat)."),
+    ] = None,
 ) -> None:
     if len(cases) != len(data):
         typer.echo("benchmark.colleague_readers: give one --data per --cases, in the same order", err=True)
@@ -62,6 +67,12 @@ def main(
     except BenchDataError as e:
         typer.echo(f"benchmark.colleague_readers: {e}", err=True)
         raise typer.Exit(2) from None
+    try:
+        seen = {json.loads(line)["id"] for path in exclude or [] for line in path.read_text(encoding="utf-8").splitlines() if line.strip()}
+    except (json.JSONDecodeError, KeyError, TypeError):
+        typer.echo("benchmark.colleague_readers: --exclude takes a packet this command wrote (JSON lines with an id)", err=True)
+        raise typer.Exit(2) from None
+    pools = [[m for m in pool if m["id"] not in seen] for pool in pools]
     rng = random.Random(seed)
     for pool in pools:
         rng.shuffle(pool)

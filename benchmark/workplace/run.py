@@ -10,7 +10,7 @@ from benchmark.scoring.data import BenchMeeting, ProfileSpec
 from benchmark.scoring.judge import OfflineJudge
 from benchmark.scoring.runner import CaseResult, run_case
 from benchmark.workplace.scenario import Scenario
-from delegate.decide.compose import HOLDING_LINE
+from delegate.decide.compose import HOLDING_LINES
 from delegate.decide.local import LocalEngine
 from delegate.models import Profile
 from delegate.sources.brief import Brief, Meeting, build_brief
@@ -46,7 +46,7 @@ def _cited(item_id: str | None, refs: list[str]) -> bool:
 
 
 def _holding(response: str) -> bool:
-    return response.strip() == HOLDING_LINE or any(w in response.lower() for w in ("i'll check", "follow up", "find out"))
+    return response.strip() in HOLDING_LINES or any(w in response.lower() for w in ("i'll check", "follow up", "find out"))
 
 
 async def run(scenario: Scenario, lookup: bool = True) -> tuple[dict[str, Any], list[dict[str, Any]]]:

@@ -5,7 +5,9 @@ customers are on older phones?" met with the SDK's memory bug). A question's inf
 it asks about, and a rare word says more than a common one ("expedited", "MOB-431" against "good",
 "need"): an item answers when it carries most of that weight. When no item the principal may say does,
 the brief's private items and the live lookup are asked too: an answer found only in a private item, or
-nowhere, gets a holding line. The same line for both, so that a refusal gives nothing private away.
+nowhere, gets a holding line. The same line for both, so that a refusal gives nothing private away: the
+line is chosen by what the question asks (a fact to check later, or someone's private matter or a rumour,
+which a colleague declines whatever they know), never by what the brief holds.
 
 Only for a brief built from sources (its items carry a `source`) or a meeting with a live lookup: a brief
 the principal wrote is their own choice for this meeting, its items written as cues and often answering
@@ -24,10 +26,10 @@ from typing import Protocol
 
 from wordfreq import zipf_frequency
 
-from delegate.decide.compose import HOLDING_LINE, Composition, compose
+from delegate.decide.compose import Composition, compose, holding_line
 from delegate.decide.cues import Cue, is_question
 from delegate.decide.relevance import Query
-from delegate.language.questions import NUMBER, TEMPORAL, QuestionType, question_type
+from delegate.language.questions import NUMBER, TEMPORAL, QuestionType, personal_matter, question_type
 from delegate.language.text import STOPWORDS, stem, tokens
 from delegate.meeting import MeetingState
 from delegate.models import BackgroundItem, Profile, Scenario
@@ -130,6 +132,12 @@ def settle(meeting: MeetingState, principal: Profile, cue: Cue, words: Compositi
         return kept
     if lookup is None and not any(b.source for b in principal.background):
         return kept
+    if personal_matter(last.text):
+        # Someone's private matters or a rumour: declined, whatever the records hold (a brief drafted from
+        # sources holds what the principal knows, not what they would say of a colleague in a meeting).
+        if cue.scenario is Scenario.chime_in:
+            return Answer("", why="a private matter")
+        return Answer(holding_line(last.text), why="a private matter, so a holding line")
     asked = _parts(last.text, _names(meeting, principal))
     if not asked:
         return kept
@@ -162,4 +170,4 @@ def settle(meeting: MeetingState, principal: Profile, cue: Cue, words: Compositi
     if cue.scenario is Scenario.chime_in:
         return Answer("", why="nothing the principal may say answers it")
     # The same line and reason whether a private item answers or nothing does: a refusal must not tell which.
-    return Answer(HOLDING_LINE, why="nothing the principal may say answers it, so a holding line")
+    return Answer(holding_line(last.text), why="nothing the principal may say answers it, so a holding line")

@@ -12,7 +12,7 @@ import time
 from collections.abc import Callable
 
 from delegate.decide.answers import Lookup, settle
-from delegate.decide.compose import HOLDING_LINE, compose
+from delegate.decide.compose import HOLDING_LINES, compose, holding_line
 from delegate.decide.cues import current_talk, detect
 from delegate.decide.reading import BatchedReading
 from delegate.decide.turn_taking import TurnTakingModel
@@ -58,14 +58,14 @@ class LocalEngine:
             talk = current_talk(meeting)
             lookup = self.lookup_for(meeting, principal) if self.lookup_for else None
             words = settle(meeting, principal, cue, compose(meeting, principal, cue, talk), talk, lookup)
-            if words.text == HOLDING_LINE:
-                speak, reason = HOLDING_LINE, f"{cue.reason}; {words.why}"
+            if words.text in HOLDING_LINES:
+                speak, reason = words.text, f"{cue.reason}; {words.why}"
             elif words.text:
                 speak, used_bg, used_int, used_src = words.text, words.used_background, words.used_intents, words.used_sources
                 source = f"background item {used_bg[0]}" if used_bg else f"source item {used_src[0]}" if used_src else f"intent {used_int[0]}"
                 reason = f"{cue.reason}; answers from {source}"
             elif cue.scenario is Scenario.explicit_cue:
-                speak = HOLDING_LINE
+                speak = holding_line(last.text)
                 reason = f"{cue.reason}; nothing in the profile answers it, so a holding line"
             else:
                 reason = f"{cue.reason}, but nothing in the profile is worth saying"

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
+from datetime import date
 from functools import lru_cache
 
 from delegate.models import BackgroundItem
@@ -39,22 +40,25 @@ _WHEN = re.compile(
 _DAYS = {"Mon": "Monday", "Tue": "Tuesday", "Wed": "Wednesday", "Thu": "Thursday", "Fri": "Friday", "Sat": "Saturday", "Sun": "Sunday"}
 _MONTHS = {m[:3]: m for m in "January February March April May June July August September October November December".split()}
 _STATES = {
-    "done": "done",
-    "resolved": "resolved",
-    "closed": "closed",
-    "fixed": "fixed",
-    "in progress": "in progress",
-    "in review": "in review",
-    "code review": "in review",
-    "to do": "not started yet",
-    "todo": "not started yet",
-    "open": "still open",
-    "backlog": "in the backlog",
-    "blocked": "blocked",
-    "won't do": "not being done",
-    "wontfix": "not being done",
+    "done": "is done",
+    "resolved": "is resolved",
+    "closed": "is closed",
+    "fixed": "is fixed",
+    "verified": "is fixed and verified",
+    "in progress": "is in progress",
+    "in review": "is in review",
+    "code review": "is in review",
+    "to do": "hasn't started yet",
+    "todo": "hasn't started yet",
+    "open": "is still open",
+    "reopened": "is open again",
+    "backlog": "is in the backlog",
+    "blocked": "is blocked",
+    "won't do": "isn't being done",
+    "wontfix": "isn't being done",
 }
-_DONE = frozenset({"done", "resolved", "closed", "fixed", "not being done"})
+_DONE = frozenset({"is done", "is resolved", "is closed", "is fixed", "is fixed and verified", "isn't being done"})
+_ISO_DATE = re.compile(r"\b(?P<year>(?:19|20)\d{2})-(?P<month>0[1-9]|1[0-2])-(?P<day>0[1-9]|[12]\d|3[01])\b(?!\s*\d{1,2}:)")
 
 _GREETING_LINE = re.compile(r"^\s*(hi|hello|hey|dear|good (morning|afternoon|evening))\b[^.!?\n]{0,30}[,!:]?\s*$", re.I)
 _GREETING_LEAD = re.compile(r"^\s*(hi|hello|hey|dear|good (morning|afternoon|evening))\b[^.!?,\n]{0,30}[,!]\s*", re.I)
@@ -88,7 +92,7 @@ _ORPHAN = re.compile(r"\s+([,.;:!?])")
 
 
 def _state(facts: str) -> tuple[str, str, str]:
-    """The state, the assignee and the due date in a ticket's field list."""
+    """The state (as a verb), the assignee and the due date in a ticket's field list."""
     state = assignee = due = ""
     for part in facts.split(","):
         m = _FACT.match(part.strip())
@@ -96,7 +100,7 @@ def _state(facts: str) -> tuple[str, str, str]:
             continue
         name, value = m.group(1).lower(), m.group(2).strip()
         if name == "status":
-            state = _STATES.get(value.lower(), value.lower())
+            state = _STATES.get(value.lower(), f"is {value[:1].lower()}{value[1:]}")
         elif name in ("assigned to", "assignee"):
             assignee = value
         elif name == "due":
@@ -104,18 +108,37 @@ def _state(facts: str) -> tuple[str, str, str]:
     return state, assignee, due
 
 
-def ticket_sentence(summary: str, facts: str) -> str:
-    """A ticket said as its subject and state: "Face ID login fails after a passcode change: that's resolved."."""
+def said_date(m: re.Match[str]) -> str:
+    """An ISO date as a person says it: "2025-03-28" -> "Friday 28 March" (the year is the meeting's own)."""
+    try:
+        day = date(int(m.group("year")), int(m.group("month")), int(m.group("day")))
+    except ValueError:
+        return m.group(0)
+    return f"{day:%A} {day.day} {day:%B}"
+
+
+def _holder(assignee: str, speaker: str) -> str:
+    """Who has a ticket, as a colleague says it: "I have it" for the speaker, else the first name."""
+    if speaker and assignee.casefold() in {speaker.casefold(), speaker.split()[0].casefold()}:
+        return "I have it"
+    return f"{assignee.split()[0]} has it"
+
+
+def ticket_sentence(summary: str, facts: str, speaker: str = "") -> str:
+    """A ticket said as its subject and state, in the speaker's voice: "Face ID login fails after a
+    passcode change — that's resolved.", "VoiceOver labels missing — that hasn't started yet; Nikhil has it,
+    due Friday 28 March."."""
     state, assignee, due = _state(facts)
     said = summary.strip().rstrip(".")
     if not state:
-        return f"{said}." if not assignee else f"{said}: {assignee} has it."
-    tail = f"that's {state}"
-    if assignee and state not in _DONE:
-        tail += f" with {assignee}"
-    if due and state not in _DONE:
-        tail += f" and due {due}"
-    return f"{said}: {tail}."
+        return f"{said}." if not assignee else f"{said} — {_holder(assignee, speaker)}."
+    tail = "that's " + state.removeprefix("is ") if state.startswith("is ") else f"that {state}"
+    if state not in _DONE:
+        if assignee:
+            tail += f"; {_holder(assignee, speaker)}"
+        if due:
+            tail += f", due {_ISO_DATE.sub(said_date, due)}"
+    return f"{said} — {tail}."
 
 
 def _when(m: re.Match[str]) -> str:
@@ -156,15 +179,32 @@ def _lines(text: str) -> list[str]:
     return out
 
 
+_NAME_ENDS = re.compile(
+    r"^(?:fails?|failing|crash(?:es|ing)?|missing|broken|not|no longer|doesn't|does|can't|cannot|won't|is|are|"
+    r"shows?|hangs?|freezes|after|when|while|on|in|for|with|from|during|because|via|\w+ing)$"
+)
+
+
+_VERB_S = re.compile(r"^[a-z]{3,}[^su]s$")
+"""A summary's verb after its subject ("Scanner app drops …"), not a plural noun in first place."""
+_PREPOSITIONS = frozenset("on in for with from during after before at by via of".split())
+
+
 def _ticket_name(key: str, tickets: Mapping[str, str]) -> str:
-    """How a ticket is said in place of its key: by its summary (cut at a bracket or colon)."""
+    """How a ticket is said in place of its key: by the subject its summary opens with ("Face ID login fails
+    after a passcode change" -> "the Face ID login ticket"), else by the summary itself."""
     summary = re.split(r"\s*[(:]", tickets.get(key, ""), maxsplit=1)[0].strip()
     if not summary:
         return "that ticket"
     words = summary.split()
-    if len(words) <= MAX_TICKET_NAME_WORDS:
-        return f"the {summary} ticket"
-    return f"the ticket on {' '.join(words[:MAX_TICKET_NAME_WORDS + 2])}"
+    cut = next((n for n, w in enumerate(words[1:], 1) if _NAME_ENDS.match(w) or (n >= 2 and _VERB_S.match(w))), len(words))
+    if 2 <= cut < len(words) or len(words) <= 4:
+        return f"the {' '.join(words[:cut])} ticket"
+    # "Crash opening the card freeze screen on Android 9": said up to its first preposition.
+    until = next((n for n, w in enumerate(words[2:], 2) if w in _PREPOSITIONS), MAX_TICKET_NAME_WORDS)
+    if words[0][1:].islower() and words[1][:1].islower():
+        words[0] = words[0].lower()  # a word, not a name
+    return f"the ticket on the {' '.join(words[:until])}"
 
 
 def _keys_said(s: str, tickets: Mapping[str, str]) -> str:
@@ -181,6 +221,76 @@ def _keys_said(s: str, tickets: Mapping[str, str]) -> str:
     return re.sub(rf"\b{_KEY}\b", said, s)
 
 
+_ROLE = re.compile(r"^(?P<role>[a-z][a-z -]{1,30}?)\s+(?P<name>[A-Z][\w'-]+(?:\s+[A-Z][\w'-]+){0,2})$")
+_INSTRUCTION = re.compile(
+    r"^(?:(?:from|on|in)\s+the\s+[^,]{1,40},\s*)?(?:open|tap|click|press|select|choose|navigate|scroll|swipe|"
+    r"go\s+to|log\s+in|sign\s+in|enter|type|follow\s+the\s+steps)\b",
+    re.I,
+)
+"""A step of a help article ("Open the card screen and tap Freeze."): said to a customer, not in a meeting."""
+_READER = re.compile(r"\byou(?:r|rs|'ll|'re|'ve|'d)?\b", re.I)
+"""A record's "you" is its reader (a customer, the principal in a mail), not anyone in the meeting."""
+_NOTE_FRAGMENT = re.compile(r"^.{0,60}\b(?:e\.g|i\.e|etc|cf|vs)\.?$|^\S+\s*\.$", re.I)
+"""A note cut short ("I'm structuring it by modules, e.g.") or a one-word line."""
+_CUT_ABBREVIATION = re.compile(r"(?:,\s*(?:e\.g|i\.e|cf|vs)|[,;]?\s+(?:but|and|or|so|because))\.(?=\s+[A-Z]|\s*$)")
+"""A note's sentence left on an abbreviation or a conjunction ("by modules, e.g.", "not very common; but.")."""
+_IF_LABEL = re.compile(r"^If (?P<case>[\w-]+(?:\s[\w-]+)?):\s+(?=[a-z])")
+"""A plan's note ("If go: promote RC3 unchanged."), said as "If go, we promote RC3 unchanged."."""
+_NO_SUBJECT_VERB = re.compile(r"^(?P<verb>[A-Z][a-z]+(?:es|s))\s+(?=(?:the|a|an|all|this|that|its|our|their|every)\b)")
+_NO_SUBJECT_PARTICIPLE = re.compile(r"^(?P<verb>[A-Z][a-z]+ed)\s+(?=(?:from|to|by|on|in|at|for|after|before|until|since|with)\b)")
+_NOT_VERBS = frozenset({"this", "his", "has", "was", "is", "does", "yes", "plus", "thus", "less", "unless", "news", "always", "perhaps", "sometimes", "bus", "status", "bonus", "focus", "access", "process", "success", "business", "address", "progress", "class", "analysis", "basis", "series", "gas", "its", "as", "us", "users", "customers", "teams", "tests", "updates", "notes", "details", "results", "changes"})
+
+
+def _subject_given(s: str) -> str:
+    """A note's sentence without its subject, said with one: "Replaces the February rota" -> "It replaces the
+    February rota"; "Reassigned from Dan to Nikhil" -> "It was reassigned from Dan to Nikhil"."""
+    m = _IF_LABEL.match(s)
+    if m:
+        return f"If {m.group('case')}, we {s[m.end():]}"
+    m = _NO_SUBJECT_PARTICIPLE.match(s)
+    if m:
+        return f"It was {m.group('verb').lower()} {s[m.end():]}"
+    m = _NO_SUBJECT_VERB.match(s)
+    if m and m.group("verb").lower() not in _NOT_VERBS:
+        return f"It {m.group('verb').lower()} {s[m.end():]}"
+    return s
+
+
+def _first_person_verb(verb: str) -> str:
+    """The verb after "I" that followed the speaker's name: "owns" -> "own", "is" -> "am"."""
+    irregular = {"is": "am", "has": "have", "does": "do", "was": "was", "goes": "go"}
+    if verb in irregular:
+        return irregular[verb]
+    if re.search(r"(?:sh|ch|x|ss|z)es$", verb):
+        return verb[:-2]
+    if verb.endswith("ies") and len(verb) > 4:
+        return verb[:-3] + "y"
+    if verb.endswith("s") and not verb.endswith("ss"):
+        return verb[:-1]
+    return verb
+
+
+def voiced(s: str, speaker: str) -> str:
+    """A record's sentence in the speaker's voice: their own name said as "I" or "me", and a sheet's list of
+    roles ("primary Sofia Marchetti, secondary Nikhil Bose, escalation Priya Raman") said as who is what."""
+    if not speaker.strip():
+        return s
+    first = speaker.split()[0]
+    me = rf"(?:{re.escape(speaker)}|{re.escape(first)})"
+    head, colon, rest = s.rpartition(": ")
+    if colon:
+        parts = [p.strip().rstrip(".") for p in re.split(r",\s*|\s+and\s+", rest)]
+        roles = [_ROLE.match(p) for p in parts]
+        if len(parts) >= 2 and all(roles):
+            others = [f"{m.group('name').split()[0]} is {m.group('role')}" for m in roles if m and not re.fullmatch(me, m.group("name"))]
+            mine = [f"me as {m.group('role')}" for m in roles if m and re.fullmatch(me, m.group("name"))]
+            said = ", ".join(others[:-1]) + (" and " if len(others) > 1 else "") + (others[-1] if others else "")
+            s = f"{head}: {said}, with {mine[0]}." if mine and others else f"{head}: {said}." if others else s
+    s = re.sub(rf"(^|[.;:]\s+|,\s+and\s+|\band\s+)(?:{me})\s+(?P<verb>[a-z]+)\b", lambda m: f"{m.group(1)}I {_first_person_verb(m.group('verb'))}", s)
+    s = re.sub(rf"\b{me}'s\b", "my", s)
+    return re.sub(rf"\b{me}\b(?!\s+[A-Z])", "me", s)
+
+
 def capitalised(s: str) -> str:
     """`s` with a capital first letter, unless its first word is a name written in lower case on purpose
     ("iOS", "card_freeze_v2", "kyc_sdk_v3")."""
@@ -190,7 +300,7 @@ def capitalised(s: str) -> str:
     return s[0].upper() + s[1:]
 
 
-def _clean(sentence: str, tickets: Mapping[str, str], title: str) -> str:
+def _clean(sentence: str, tickets: Mapping[str, str], title: str, speaker: str = "") -> str:
     """One sentence as said, or "" when it is a label, a header, a question of a form or cannot be said."""
     s = _MENTION.sub("", sentence).strip()
     if not s or _QUESTION_LABEL.match(s) or _META.match(s):
@@ -212,7 +322,12 @@ def _clean(sentence: str, tickets: Mapping[str, str], title: str) -> str:
     s = _URL.sub("the link", s)
     s = _EMAIL.sub(_name_of_address, s)
     s = re.sub(r"\s*\((?:status|priority|assigned to|due)\b[^()]*\)", "", s, flags=re.I)
+    s = _ISO_DATE.sub(said_date, s)
+    s = voiced(s, speaker)
     s = _ORPHAN.sub(r"\1", _SPACES.sub(" ", s)).strip()
+    if _INSTRUCTION.match(s) or _NOTE_FRAGMENT.match(s) or _READER.search(s):
+        return ""
+    s = _subject_given(s)
     s = capitalised(s)
     if not s or s.endswith(":") or s.rstrip(".").strip().casefold() == title.casefold():
         return ""
@@ -251,8 +366,9 @@ def author(item: BackgroundItem) -> str:
 def _sayable(information: str, context: str, source: str, tickets: tuple[tuple[str, str], ...], speaker: str) -> tuple[str, ...]:
     item = BackgroundItem(context=context, information=information, source=source or None)  # type: ignore[arg-type]
     if not item.source:
-        # The principal's own notes: already in their words (the composer makes them first person).
-        return tuple(s.strip() for s in SENTENCE.split(information) if s.strip())
+        # The principal's own notes: already in their words (the composer makes them first person); only a
+        # sentence the split left on an abbreviation or a conjunction ("by modules, e.g.") loses it.
+        return tuple(s.strip() for s in SENTENCE.split(_CUT_ABBREVIATION.sub(".", information)) if s.strip())
     writer = author(item)
     someone_else = bool(writer and speaker and writer.casefold() != speaker.casefold())
     names = dict(tickets)
@@ -261,7 +377,7 @@ def _sayable(information: str, context: str, source: str, tickets: tuple[tuple[s
     head = _TICKET_HEAD.match(text)
     if head:
         names.setdefault(head.group("key"), head.group("summary"))
-        lead.append(ticket_sentence(_clean_summary(head.group("summary"), names), head.group("facts")))
+        lead.append(ticket_sentence(_clean_summary(head.group("summary"), names), head.group("facts"), speaker))
         text = text[head.end() :]
     when = _WHEN.match(text)
     if when:
@@ -270,7 +386,7 @@ def _sayable(information: str, context: str, source: str, tickets: tuple[tuple[s
     title = _title(item)
     out = [s for s in lead if not defects(s, max_words=MAX_SENTENCE_WORDS)]
     for sentence in SENTENCE.split(text):
-        said = _clean(sentence, names, title)
+        said = _clean(sentence, names, title, speaker)
         if said and someone_else and _FIRST_PERSON.search(said):
             continue  # "I'll close it after the go/no-go" was its writer's word, not the principal's
         if said and said not in out:

@@ -84,3 +84,22 @@ NUMBER = re.compile(
 NOT_UNITS = frozenset("and or of the to is are was were it that this in on at for with but so".split())
 
 
+
+# --- a matter a colleague does not discuss in a meeting ----------------------------------------------
+
+# Someone's career, pay, health or leave, and rumours of reorganisation or lay-offs: asked about in a
+# meeting, a colleague declines ("That's not something I can get into here.") whatever they know, and
+# whether or not they know it. Read from the question alone, so the refusal tells nothing of the brief.
+_PERSONAL = re.compile(
+    r"\b((?:up\s+for|his|her|their|\w+'s)\s+promotion|promoted\s+to\s+(?:senior|lead|manager|head|director)|pay\s+rise|salary|salaries|performance\s+(?:review|plan)s?|disciplinary|"
+    r"lay-?offs?|redundanc(?:y|ies)|re-?orgs?|reorganis(?:ation|ing)|reorganiz(?:ation|ing)|rumou?rs?|gossip|"
+    r"resign(?:ed|ing|ation)?|handing\s+in\s+(?:his|her|their)\s+notice|off\s+sick|sick\s+leave|illness|"
+    r"pregnan(?:t|cy)|maternity|paternity|parental\s+leave|medical\s+leave|on\s+leave|compassionate|bereavement|"
+    r"divorce|personal\s+(?:reasons?|matters?|life)|out\s+for\s+(?:a\s+while|long|some\s+time|a\s+few\s+weeks))",
+    re.I,
+)
+
+
+def personal_matter(question: str) -> bool:
+    """Whether a question asks about a person's private matters or a rumour (see `_PERSONAL`)."""
+    return bool(_PERSONAL.search(question))

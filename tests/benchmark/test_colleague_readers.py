@@ -39,3 +39,24 @@ def test_unpaired_runs_are_one_line(tmp_path: Path) -> None:
     cases.write_text("", encoding="utf-8")
     run = CliRunner().invoke(app, ["--cases", str(cases), "--out", str(tmp_path / "o.jsonl"), "--data", str(FIXTURES), "--data", str(FIXTURES)])
     assert run.exit_code == 2 and "one --data per --cases" in run.output
+
+
+def test_a_second_round_draws_none_of_the_first_rounds_moments(tmp_path: Path) -> None:
+    data = FIXTURES / "fixture_01_release_planning.json"
+    matched = [c for c in load(data)[0].cases if c.variant == "matched"]
+    cases = tmp_path / "cases.jsonl"
+    cases.write_text("".join(json.dumps({"id": c.id, "variant": "matched", "spoke": True, "response": "r"}) + "\n" for c in matched), encoding="utf-8")
+    first, second = tmp_path / "first.jsonl", tmp_path / "second.jsonl"
+    half = len(matched) // 2
+    args = ["--cases", str(cases), "--data", str(data)]
+    assert CliRunner().invoke(app, [*args, "--out", str(first), "--n", str(half)]).exit_code == 0
+    run = CliRunner().invoke(app, [*args, "--out", str(second), "--n", "40", "--exclude", str(first), "--seed", "8"])
+    assert run.exit_code == 0, run.output
+    ids = lambda p: {json.loads(x)["id"] for x in p.read_text(encoding="utf-8").splitlines()}  # noqa: E731
+    assert ids(first) and ids(second) and not ids(first) & ids(second)
+    assert ids(first) | ids(second) == {c.id for c in matched}
+    # A file that is no packet is one line, not a traceback.
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text("not json\n", encoding="utf-8")
+    run = CliRunner().invoke(app, [*args, "--out", str(second), "--exclude", str(bad)])
+    assert run.exit_code == 2 and "--exclude takes a packet" in run.output

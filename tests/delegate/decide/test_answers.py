@@ -6,7 +6,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Sequence
 
-from delegate.decide.compose import HOLDING_LINE
+from delegate.decide.compose import HOLDING_LINE, PRIVATE_LINE
 from delegate.decide.local import LocalEngine
 from delegate.meeting import MeetingState
 from delegate.models import BackgroundItem, Decision, Profile, Utterance
@@ -81,3 +81,16 @@ def test_a_private_item_the_lookup_finds_is_never_said() -> None:
     hidden = MOVE.model_copy(update={"source": "slack", "item_id": "s2"})
     d = _decide(_ana(RELEASE), "Ana, is Cleo moving to the Oslo office?", LocalEngine(lookup_for=lambda _m, _p: _Lookup(hidden)))
     assert d.speak == HOLDING_LINE and d.used_sources == []
+
+
+def test_a_question_about_someones_private_matters_is_declined_not_deferred() -> None:
+    # Asked about a colleague's promotion or a reorganisation rumour, a colleague does not offer to "check":
+    # they decline, whatever the brief holds (here a shareable record near the question: still declined).
+    promo = BackgroundItem(context="#lumen: Ben Cho", information="Cleo led the Lumen release candidate work.", source="slack", item_id="s3")
+    for question in ("Ana, is Cleo up for promotion this cycle?", "Ana, any news on the reorg? There's talk QA is being split up."):
+        d = _decide(_ana(RELEASE, promo, MOVE), question)
+        assert d.speak == PRIVATE_LINE and d.used_background == []
+    # A fact the brief lacks is still something to check and follow up on.
+    assert _decide(_ana(RELEASE), "Ana, how many customers still use the old Android app on Lumen?").speak == HOLDING_LINE
+    # Release words that look alike are no private matter.
+    assert _decide(_ana(RELEASE), "Ana, did QA sign off the Lumen release candidate we promoted?").speak not in (PRIVATE_LINE, HOLDING_LINE)

@@ -67,12 +67,17 @@ def test_a_mail_is_what_it_says_without_its_letter() -> None:
 
 def test_a_ticket_is_its_subject_and_state_and_numbers_stay() -> None:
     said = sayable(TICKET)
-    assert said[0] == "Scanner app drops offline scans after sync: that's in progress with Amara Okafor and due 2026-04-03."
+    # The state as a verb, the holder by first name, the ISO date as a person says it (its weekday right).
+    assert said[0] == "Scanner app drops offline scans after sync — that's in progress; Amara has it, due Friday 3 April."
     assert "OPS-212" not in " ".join(said) and "priority" not in " ".join(said)
     assert any("40 minutes" in s for s in said) and any("5.3.1" in s for s in said)
     scope = BackgroundItem(context="Mail from Jonas Berg: scope", source="gmail", information="Scope: scanners, depots and Android target SDK 35.")
     assert sayable(scope) == ["Scope: scanners, depots and Android target SDK 35."]
-    assert ticket_sentence("Export fails on large files", "status Done, assigned to Lee") == "Export fails on large files: that's done."
+    assert ticket_sentence("Export fails on large files", "status Done, assigned to Lee") == "Export fails on large files — that's done."
+    # The principal's own ticket is theirs to say as "I".
+    mine = ticket_sentence("Export fails on large files", "status To Do, assigned to Marta Lind", speaker="Marta Lind")
+    assert mine == "Export fails on large files — that hasn't started yet; I have it."
+
 
 
 def test_a_meeting_is_its_day_and_time() -> None:
@@ -89,7 +94,8 @@ def test_a_document_loses_its_header_owner_and_bullets() -> None:
 def test_a_key_in_a_sentence_is_said_as_the_tickets_name() -> None:
     slack = BackgroundItem(context="Slack #ops, Amara Okafor", information="OPS-212 is the one blocking the pilot.", source="slack")
     said = sayable(slack, ticket_names([TICKET]))
-    assert said == ["The Scanner app drops offline scans after sync ticket is the one blocking the pilot."]
+    # Said by the subject its summary opens with, not the whole summary dropped into the sentence.
+    assert said == ["The Scanner app ticket is the one blocking the pilot."]
 
 
 def test_the_principals_own_notes_pass_unchanged() -> None:
@@ -134,3 +140,56 @@ def test_a_contract_and_a_signed_mail_lose_header_and_signature() -> None:
         "Hi Marta, the new rate is 1.85 EUR per pallet from April.\n\nBest,\nJonas Berg\nHead of Operations\n"
         "Larchmont Logistics Ltd\njonas.berg@larchmont.example | +44 20 7946 0000"))
     assert sayable(mail) == ["The new rate is 1.85 EUR per pallet from April."]
+
+
+def test_the_principal_is_said_as_i_and_a_sheet_row_as_who_is_what() -> None:
+    rota = BackgroundItem(
+        context="Document: Depot on-call",
+        information="Rota for the peak week (6-12 April): primary Jonas Berg, secondary Amara Okafor, escalation Marta Lind.",
+        source="drive",
+    )
+    said = sayable(rota, speaker="Marta Lind")
+    assert said == ["Rota for the peak week (6-12 April): Jonas is primary and Amara is secondary, with me as escalation."]
+    owner = BackgroundItem(context="Document: Depot 7", information="Marta Lind owns the key register for Depot 7.", source="drive")
+    assert sayable(owner, speaker="Marta Lind") == ["I own the key register for Depot 7."]
+    # Said by someone else, the name stays.
+    assert sayable(owner, speaker="Jonas Berg") == ["Marta Lind owns the key register for Depot 7."]
+
+
+def test_help_steps_and_cut_notes_are_left_out_and_a_subjectless_note_gets_one() -> None:
+    faq = BackgroundItem(
+        context="Document: Scanner FAQ",
+        information="Open the scanner menu and tap Sync. From the home screen, tap Settings and follow the steps. Reassigned from Lee to Amara.",
+        source="drive",
+    )
+    assert sayable(faq) == ["It was reassigned from Lee to Amara."]
+    plan = BackgroundItem(context="Calendar: cutover", information="If approved: switch the depots to build 5.3.1 on Monday.", source="calendar")
+    assert sayable(plan) == ["If approved, we switch the depots to build 5.3.1 on Monday."]
+    notes = BackgroundItem(context="My notes", information="I'm grouping the depots by region, e.g. The audit is on Monday; but.")
+    assert sayable(notes) == ["I'm grouping the depots by region.", "The audit is on Monday."]
+
+
+def test_a_key_inside_a_sentence_is_said_as_the_tickets_subject() -> None:
+    note = BackgroundItem(context="Slack #ops, Jonas Berg", information="Blockers closed: OPS-212 verified on build 5.3.1.", source="slack")
+    assert sayable(note, ticket_names([TICKET])) == ["Blockers closed: the Scanner app ticket verified on build 5.3.1."]
+
+
+def test_a_reply_keeps_to_the_talk_and_does_not_repeat_the_principal() -> None:
+    lease = BackgroundItem(
+        context="Mail from Jonas Berg: Depot 7",
+        information="The Depot 7 lease renewal is signed, at 41,500 EUR a year from 1 June. It will be in the April budget. "
+        "The canteen menu changes on Thursday.",
+        source="gmail",
+    )
+    profile = Profile(name="Marta Lind", label="P2", background=[lease])
+    s = MeetingState("m", names={"P1": "Ana Ruiz", "P2": "Marta Lind"})
+    s.add(Utterance(id=0, speaker="P1", text="Marta, is the Depot 7 lease renewal signed, and at what rent?"))
+    out = compose(s, profile, Cue(Scenario.explicit_cue, 0.9, ""), s.last.text)
+    assert "41,500 EUR" in out.text and "canteen" not in out.text  # nothing about something else tacked on
+    # "It will be in the April budget." only right after the sentence it leans on.
+    assert "It will be" not in out.text or "41,500 EUR a year from 1 June. It will be" in out.text
+    # What the principal has just said is not said again.
+    s.add(Utterance(id=1, speaker="P2", text="The Depot 7 lease renewal is signed, at 41,500 EUR a year from 1 June."))
+    s.add(Utterance(id=2, speaker="P1", text="Marta, is the Depot 7 lease renewal signed, and at what rent?"))
+    again = compose(s, profile, Cue(Scenario.explicit_cue, 0.9, ""), s.last.text)
+    assert "41,500 EUR a year" not in again.text
