@@ -28,8 +28,9 @@ MIN_SENTENCE_WORDS = 3
 MAX_TICKET_NAME_WORDS = 8
 """A ticket's summary short enough to say in place of its key ("the Add to Apple Wallet ticket")."""
 
-# Sentences, and clauses after a `;` (kept with it, as the brief's own sentences are split for choosing).
-SENTENCE = re.compile(r"(?<=[.!?;])\s+")
+# Sentences, and clauses after a `;` (kept with it, as the brief's own sentences are split for choosing). An
+# abbreviation's full stop ends no sentence: "structured by modules, e.g. morphology" cut there left "e.g." dangling.
+SENTENCE = re.compile(r"(?<=[.!?;])(?<!\be\.g\.)(?<!\bi\.e\.)(?<!\bvs\.)(?<!\bcf\.)(?<!\bMr\.)(?<!\bMs\.)(?<!\bDr\.)(?<!\bMrs\.)\s+")
 _KEY = r"[A-Z][A-Z0-9]{1,9}-\d{1,6}"
 _TICKET_HEAD = re.compile(rf"^(?P<key>{_KEY})\s+(?P<summary>.+?)\s+\((?P<facts>[^()]*\b(?:status|priority|assigned to|due)\b[^()]*)\)\.?\s*")
 _FACT = re.compile(r"^(status|priority|assigned to|assignee|reporter|due)\s*[:=]?\s*(.+)$", re.I)

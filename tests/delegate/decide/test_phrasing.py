@@ -193,3 +193,10 @@ def test_a_reply_keeps_to_the_talk_and_does_not_repeat_the_principal() -> None:
     s.add(Utterance(id=2, speaker="P1", text="Marta, is the Depot 7 lease renewal signed, and at what rent?"))
     again = compose(s, profile, Cue(Scenario.explicit_cue, 0.9, ""), s.last.text)
     assert "41,500 EUR a year" not in again.text
+
+
+def test_an_abbreviations_full_stop_ends_no_sentence() -> None:
+    from delegate.decide.phrasing import SENTENCE
+
+    parts = SENTENCE.split("I am structuring it by modules, e.g. morphology and syntax. Then the rest, i.e. semantics; done.")
+    assert parts == ["I am structuring it by modules, e.g. morphology and syntax.", "Then the rest, i.e. semantics;", "done."]
