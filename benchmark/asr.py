@@ -257,11 +257,13 @@ class SetFigures:
 def run_set(
     label: str, folder: Path, model: SpeechModel, settings: Settings, names: bool, chunk_ms: int
 ) -> tuple[SetFigures, list[ClipRun], list[str]]:
+    from delegate.asr.turn_words import load_turn_words
     from delegate.asr.whisper import StreamingTranscriber, load_turn_end
 
     clips = load_clips(folder)
     # The end of turn as the service has it (DELEGATE_ASR_TURN_END): smart-turn, or the silence rule.
     turn_end = load_turn_end(settings) if settings.asr_turn_end == "smart-turn" else None
+    turn_words = load_turn_words() if turn_end is not None and settings.asr_turn_words else None
     runs = []
     for clip in clips:
         transcriber = StreamingTranscriber(
@@ -270,6 +272,7 @@ def run_set(
             silence_s=settings.asr_silence_s,
             turn_end=turn_end,
             turn_wait_s=settings.asr_turn_wait_s,
+            turn_words=turn_words,
             check_names=settings.asr_check_names,
         )
         runs.append(stream_clip(clip, transcriber, chunk_ms))

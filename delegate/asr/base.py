@@ -61,6 +61,9 @@ class TranscriptEvent(BaseModel):
     start: float
     end: float
     final: bool
+    names_unheard: tuple[str, ...] = ()
+    """Attendees' names checked against the audio and not said (delegate.asr.names_heard): a word of the text
+    that is or looks like one of them is not that person."""
 
 
 class Transcriber(Protocol):

@@ -10,6 +10,8 @@ and the heard text against the audio (delegate.asr.whisper `SpeechModel.score_te
 
 A word that only looks like a name ("Rain, every example, go ahead" for Anna) loses against the audio,
 and an utterance with no name where one could be gains none: the check writes names that were said.
+The name then goes to the decision as checked and not said (`Heard.unheard`), so that the look-alike
+is not read as the name there either.
 No faster-whisper here.
 """
 
@@ -32,6 +34,17 @@ def names_to_check(hotwords: str | None) -> list[str]:
     core), and being called by name is what the delegate must not miss."""
     first = (hotwords or "").split(",")[0].split()
     return first[:1]
+
+
+class Heard(str):
+    """A final's text, with the attendees' names it was checked for against the audio and found not said."""
+
+    unheard: tuple[str, ...]
+
+    def __new__(cls, text: str, unheard: Iterable[str] = ()) -> Heard:
+        heard = super().__new__(cls, text)
+        heard.unheard = tuple(dict.fromkeys(unheard))
+        return heard
 
 
 def _said(text: str, names: Iterable[str]) -> bool:

@@ -49,9 +49,10 @@ from delegate.asr.base import (
     TranscriptEvent,
     encoder_frames,
 )
-from delegate.asr.names_heard import best_reading, name_readings, names_to_check
+from delegate.asr.names_heard import Heard, best_reading, name_readings, names_to_check
 from delegate.asr.restarts import drop_loop, join_segments, spoken_segments
 from delegate.asr.turn_end import sounds_finished
+from delegate.asr.turn_words import TurnWords, load_turn_words
 from delegate.config import Settings
 
 if TYPE_CHECKING:
@@ -263,16 +264,22 @@ class SpeechModel:
 
     def _check_names(
         self, text: str, hotwords: str | None, encoded: ctranslate2.StorageView, row: int, frames: int
-    ) -> str:
-        """`text`, or the reading with an attendee's name in that the audio supports as well (names_heard)."""
+    ) -> Heard:
+        """`text` checked against the audio for the principal's name it misses (names_heard): written in where
+        the audio supports it, else the name goes with the text as not said (`Heard.unheard`)."""
+        if not hotwords or frames > _NAME_CHECK_FRAMES:
+            return Heard(text)
         # Someone is called by name with a question or a request; other turns are not worth the decodes.
-        if not hotwords or frames > _NAME_CHECK_FRAMES or not _ADDRESSING.search(text):
-            return text
-        readings = name_readings(text, names_to_check(hotwords))
+        if not _ADDRESSING.search(text):
+            return Heard(text)
+        principal = names_to_check(hotwords)
+        readings = name_readings(text, principal)
         if not readings:
-            return text
+            return Heard(text)
         scores = self.score_texts(encoded, row, frames, [text, *readings], hotwords)
-        return best_reading(scores[0], readings, scores[1:]) or text
+        reading = best_reading(scores[0], readings, scores[1:])
+        # Checked and not there: the words where the name would be are not the name (names_heard.Heard).
+        return Heard(reading) if reading else Heard(text, principal)
 
     def score_texts(
         self, encoded: ctranslate2.StorageView, row: int, frames: int, texts: list[str], hotwords: str | None
@@ -340,6 +347,7 @@ async def open_stream(
         load_speech_model, settings.asr_model, settings.asr_threads, settings.asr_workers
     )
     turn_end = await asyncio.to_thread(load_turn_end, settings) if settings.asr_turn_end == "smart-turn" else None
+    turn_words = load_turn_words() if turn_end is not None and settings.asr_turn_words else None
     return StreamingTranscriber(
         model,
         sample_rate=sample_rate,
@@ -347,6 +355,7 @@ async def open_stream(
         silence_s=settings.asr_silence_s,
         turn_end=turn_end,
         turn_wait_s=settings.asr_turn_wait_s,
+        turn_words=turn_words,
         check_names=settings.asr_check_names,
         listener=listener,
         on_close=on_close,
@@ -455,6 +464,7 @@ class StreamingTranscriber:
         max_utterance_s: float = 25.0,
         vad_threshold: float = 0.5,
         turn_end: TurnEnd | None = None,
+        turn_words: TurnWords | None = None,
         turn_wait_s: float = 1.5,
         check_names: bool = True,
         listener: DecodeListener | None = None,
@@ -480,6 +490,8 @@ class StreamingTranscriber:
         # finished turn ends there; an unfinished one is held open for up to `turn_wait_s` of silence (a
         # thought that goes on after a breath). Without it the silence rule alone cuts.
         self.turn_end = turn_end
+        self.turn_words = turn_words
+        """Judges from the words whether the speaker goes on (with `turn_end` only: it judges the pauses)."""
         self._turn_wait = max(self._silence, int(turn_wait_s * SAMPLE_RATE))
         self._question: tuple[int, np.ndarray] | None = None  # (last speech, audio) the model is to judge
         self._judged: tuple[int, int] | None = None  # (last speech, silence that ends it) of the judged pause
@@ -618,7 +630,8 @@ class StreamingTranscriber:
                 return []
             self._partial_text = text
         start, end = cut.start / SAMPLE_RATE, cut.end / SAMPLE_RATE
-        return [TranscriptEvent(text=text, start=start, end=end, final=cut.final)]
+        unheard = text.unheard if isinstance(text, Heard) and cut.final else ()
+        return [TranscriptEvent(text=text, start=start, end=end, final=cut.final, names_unheard=unheard)]
 
     # -- cutting -----------------------------------------------------------------------------------
 
@@ -701,19 +714,29 @@ class StreamingTranscriber:
         """The pause after stream sample `end` is judged; a turn judged finished is cut now, if still pausing.
 
         The words hold a turn open: a phrase that does not end as a sentence does ("the grass and bushes,",
-        "I need the...") waits up to `turn_wait_s`. The sound ends it early, with the words' agreement: the
+        "I need the...") or that meeting talk goes on after (`turn_words`: "So the first thing is.") waits up
+        to `turn_wait_s`. The sound ends it early, with the words' agreement: the
         model alone hears a complete-sounding phrase for an end ("She saw a cat"), and synthetic voices
         fool it. When only the sound doubts the end, the silence rule decides.
         """
         self._question = None
-        words_finished = not heard or sounds_finished(heard)
+        ends = self.turn_words.ends(heard) if self.turn_words is not None and heard else None
+        words_finished = not heard or (
+            sounds_finished(heard) and (self.turn_words is None or not self.turn_words.goes_on(heard))
+        )
         if not words_finished:
             limit = self._turn_wait
         elif probability >= TURN_FINISHED:
             limit = self._early_after
         else:
             limit = self._silence
-        log.debug("turn_end", probability=round(probability, 3), heard=heard, wait_s=limit / SAMPLE_RATE)
+        log.debug(
+            "turn_end",
+            probability=round(probability, 3),
+            words_end=None if ends is None else round(ends, 3),
+            heard=heard,
+            wait_s=limit / SAMPLE_RATE,
+        )
         self._judged = (end, limit)
         if limit <= self._early_after and self._start is not None and self._last_speech == end:
             return self._final(end)
