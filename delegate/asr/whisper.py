@@ -49,7 +49,7 @@ from delegate.asr.base import (
     TranscriptEvent,
     encoder_frames,
 )
-from delegate.asr.names_heard import Heard, best_reading, name_readings, names_to_check
+from delegate.asr.names_heard import Heard, best_reading, name_readings, names_to_check, not_said
 from delegate.asr.restarts import drop_loop, join_segments, spoken_segments
 from delegate.asr.turn_end import sounds_finished
 from delegate.asr.turn_words import TurnWords, load_turn_words
@@ -278,8 +278,10 @@ class SpeechModel:
             return Heard(text)
         scores = self.score_texts(encoded, row, frames, [text, *readings], hotwords)
         reading = best_reading(scores[0], readings, scores[1:])
-        # Checked and not there: the words where the name would be are not the name (names_heard.Heard).
-        return Heard(reading) if reading else Heard(text, principal)
+        if reading:
+            return Heard(reading)
+        # Clearly not there: the words where the name would be are not the name (names_heard.Heard).
+        return Heard(text, principal if not_said(scores[0], scores[1:]) else ())
 
     def score_texts(
         self, encoded: ctranslate2.StorageView, row: int, frames: int, texts: list[str], hotwords: str | None

@@ -7,7 +7,7 @@ import pytest
 
 from benchmark.asr import REAL_SPEECH, load_clips
 from delegate.addressing import Roster, named
-from delegate.asr.names_heard import Heard
+from delegate.asr.names_heard import Heard, not_said
 from delegate.asr.whisper import SAMPLE_RATE, StreamingTranscriber, load_speech_model, read_audio
 from delegate.decide.cues import detect
 from delegate.language.names import Reference, find
@@ -69,5 +69,12 @@ def test_every_checked_final_says_the_principals_name_or_that_it_was_not_said():
     asking = [e for e in events if " you" in f" {e.text.casefold()}"]
     assert asking, [e.text for e in events]
     for e in asking:
-        assert "anna" in e.text.casefold() or e.names_unheard == ("Anna",), e
+        assert "anna" not in e.text.casefold(), "nobody is named in the clip"
+        assert e.names_unheard in ((), ("Anna",)), e
     assert len(pcm) / 2 / SAMPLE_RATE > 5 and np.isfinite(len(events))
+
+
+def test_only_a_clear_loss_says_a_name_was_not_said():
+    assert not_said(-10.0, [-20.0, -16.0])
+    assert not not_said(-10.0, [-14.0, -12.0]), "the readings lost, but by too little to say the name was not there"
+    assert not not_said(-10.0, [])
