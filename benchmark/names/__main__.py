@@ -49,7 +49,7 @@ def addressed(text: str, person: str, attendees: tuple[str, ...], unheard: froze
     return find(text, Profile(name=person), others, unheard=unheard).reference is Reference.addressed
 
 
-def heard(
+def heard_finals(
     model: SpeechModel, pcm: bytes, attendees: tuple[str, ...], check: bool
 ) -> list[tuple[str, frozenset[str]]]:
     """The live recogniser's finals of `pcm`, biased to `attendees`, names checked against the audio or not:
@@ -62,8 +62,8 @@ def heard(
 
 
 def finals(model: SpeechModel, pcm: bytes, attendees: tuple[str, ...], check: bool) -> list[str]:
-    """The texts of `heard`."""
-    return [text for text, _ in heard(model, pcm, attendees, check)]
+    """The texts of `heard_finals`."""
+    return [text for text, _ in heard_finals(model, pcm, attendees, check)]
 
 
 @app.command()
@@ -92,7 +92,7 @@ def main(
         heard = wrong = heard_unflagged = 0
         for clip in cues:
             pcm = synthesise(clip.template.format(name=clip.name), clip.voice, clip.speed)
-            said = heard(model, pcm, clip.attendees, check)
+            said = heard_finals(model, pcm, clip.attendees, check)
             text = " ".join(t for t, _ in said)
             unheard = frozenset().union(*(u for _, u in said))
             heard += addressed(text, clip.name, clip.attendees, unheard)
@@ -122,7 +122,7 @@ def main(
         false = 0
         for clip, called in look_alikes:
             pcm = synthesise(clip.template.format(name=called), clip.voice, clip.speed)
-            said = heard(model, pcm, clip.attendees, check)
+            said = heard_finals(model, pcm, clip.attendees, check)
             text = " ".join(t for t, _ in said)
             hit = addressed(text, clip.name, clip.attendees, frozenset().union(*(u for _, u in said)))
             false += hit
@@ -137,7 +137,7 @@ def main(
         count = false = 0
         for attendees in sets:
             for clip in real:
-                for text, unheard in heard(model, read_audio(clip.path), attendees, check):
+                for text, unheard in heard_finals(model, read_audio(clip.path), attendees, check):
                     count += 1
                     hit = [a for a in attendees if addressed(text, a, attendees, unheard)]
                     false += bool(hit)
