@@ -12,17 +12,11 @@ A word that only looks like a name ("Rain, every example, go ahead" for Anna) lo
 and an utterance with no name where one could be gains none: the check writes names that were said.
 The name then goes to the decision as checked and not said (`Heard.unheard`), so that the look-alike
 is not read as the name there either.
-
-The other way round, the names in the prompt make the recogniser write an attendee's name for a word or
-another name that sounds like it ("Chiara, what do you think?" as "Cagri, ..." when Cagri attends;
-"zero" as "Eero"). A name the text writes is scored against the audio token by token (`name_tokens`):
-when its own tokens are unlikely even with the names in the prompt, the prompt wrote it, not the
-speaker, and it goes to the decision as not said. No faster-whisper here.
+No faster-whisper here.
 """
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable, Sequence
 
 MAX_HIDDEN_WORDS = 2
@@ -36,35 +30,6 @@ NOT_SAID_GAP = 5.0
 """Log-probability by which the best reading must lose for the name to go to the decision as not said. A
 said name often loses too, by less (the readings put it over the wrong words): on the tune half of the
 names' cues (every name said), 6 of 35 checks lost by 0.4-16 and all but one of them by under 5."""
-
-
-WRITTEN_NAME_LOGPROB = -3.5
-"""Log-probability (sum over the name's tokens, names in the prompt) under which a written name is taken
-for one the prompt invented. On the tune half of the names' cues: said names scored -0.02 to -4.2 (all
-but one above -3.5); names written for someone else called, -2.3 to -4.2. Not fitted on the held-out half."""
-
-
-def written_names(text: str, hotwords: str | None) -> list[str]:
-    """The prompt's names (each word of three letters or more) that `text` writes as a word."""
-    words = {w.casefold() for w in re.findall(r"[^\W\d_]+", text)}
-    seen: dict[str, None] = {}
-    for name in re.findall(r"[^\W\d_]+", hotwords or ""):
-        if len(name) >= 3 and name.casefold() in words:
-            seen.setdefault(name, None)
-    return list(seen)
-
-
-def name_tokens(pieces: Sequence[str], text: str, name: str) -> list[int]:
-    """Indices of the tokens (their decoded `pieces`, which spell `text`) that spell the first `name` in it."""
-    found = re.search(rf"(?<!\w){re.escape(name)}(?!\w)", text, re.IGNORECASE)
-    if found is None:
-        return []
-    out, at = [], 0
-    for i, piece in enumerate(pieces):
-        lo, at = at, at + len(piece)
-        if lo < found.end() and at > found.start():
-            out.append(i)
-    return out
 
 
 def names_to_check(hotwords: str | None) -> list[str]:

@@ -49,16 +49,7 @@ from delegate.asr.base import (
     TranscriptEvent,
     encoder_frames,
 )
-from delegate.asr.names_heard import (
-    WRITTEN_NAME_LOGPROB,
-    Heard,
-    best_reading,
-    name_readings,
-    name_tokens,
-    names_to_check,
-    not_said,
-    written_names,
-)
+from delegate.asr.names_heard import Heard, best_reading, name_readings, names_to_check, not_said
 from delegate.asr.restarts import drop_loop, join_segments, spoken_segments
 from delegate.asr.turn_end import sounds_finished
 from delegate.asr.turn_words import TurnWords, load_turn_words
@@ -278,12 +269,6 @@ class SpeechModel:
         the audio supports it, else the name goes with the text as not said (`Heard.unheard`)."""
         if not hotwords or frames > _NAME_CHECK_FRAMES:
             return Heard(text)
-        invented = [
-            n for n in written_names(text, hotwords)
-            if self.name_logprob(encoded, row, frames, text, hotwords, n) < WRITTEN_NAME_LOGPROB
-        ]
-        if invented:
-            return Heard(text, invented)
         # Someone is called by name with a question or a request; other turns are not worth the decodes.
         if not _ADDRESSING.search(text):
             return Heard(text)
@@ -313,22 +298,6 @@ class SpeechModel:
             for result in self._model.model.align(batch, start, tokens, frames):
                 scores.append(float(np.sum(np.log(np.maximum(result.text_token_probs, 1e-9)))))
         return scores
-
-    def name_logprob(
-        self, encoded: ctranslate2.StorageView, row: int, frames: int, text: str, hotwords: str | None, name: str
-    ) -> float:
-        """Log-probability of the tokens of `name` where `text` writes it, as the transcript of the encoded audio
-        `row` with the names in the prompt (0 when the text does not write it)."""
-        start = self._model.get_prompt(self._tokenizer, [], without_timestamps=True, hotwords=hotwords)
-        written = " " + text.strip()
-        tokens = self._tokenizer.encode(written)
-        indices = name_tokens([self._tokenizer.decode([t]) for t in tokens], written, name)
-        if not indices:
-            return 0.0
-        one = ctranslate2.StorageView.from_array(np.ascontiguousarray(np.asarray(encoded)[row : row + 1]))
-        (result,) = self._model.model.align(one, start, [tokens + [self._tokenizer.eot]], frames)
-        probs = np.maximum(np.asarray(result.text_token_probs)[indices], 1e-9)
-        return float(np.sum(np.log(probs)))
 
     def _prompt(self, hotwords: str | None) -> list[int]:
         """The decoder prompt: the names to expect, then <|startoftranscript|> (with timestamps)."""
