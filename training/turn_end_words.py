@@ -24,8 +24,9 @@ SIZE = 1 << 15
 _MARK = re.compile(r"\{[a-z_ ]+\}")
 _CUT = re.compile(r"\{disfmarker\}")
 _SPACE_BEFORE = re.compile(r"\s+([,.?!;:])")
-HELD_TURN_ENDS = 0.15
-"""The threshold holds open this share of turn ends on the training meetings (the wait they pay)."""
+HELD_TURN_ENDS = 0.05
+"""The threshold holds open this share of turn ends on the training meetings: each waits up to the turn wait
+(1.5 s), longer than most gaps between speakers, so that the next speaker's words may join its final."""
 
 
 def _clean(text: str) -> str:
