@@ -23,7 +23,7 @@ two thirds of the time, and greedy decodes batch well (CTranslate2 runs a batch'
 
 _FRAMES_PER_S = 100
 _MAX_FRAMES = 3000  # Whisper's 30 s window
-_FRAME_STEP = 1.05
+_FRAME_STEP = 1.2
 
 
 def _frame_grid() -> tuple[int, ...]:
@@ -45,9 +45,10 @@ def encoder_frames(samples: int, pad_frames: int) -> int:
     ("the whole team after this call" as "the total demapton is called" with 1.4 s more). A batch pads its
     members to one length, so each utterance has its length on a grid, whether decoded alone or batched, and
     only members of equal length share a batch: a batched member decodes exactly what it would alone. The
-    steps are a twentieth: with a fifth, the extra silence made Whisper close more phrases cut at a pause
-    with a full stop (`benchmark.pauses`: 56% false ends against 49%; with a twentieth 51%), at the cost of
-    fewer finals sharing a batch (`python -m benchmark.asr` reports batched against single).
+    steps are a fifth: tiny.en's punctuation at a pause shifts with the padding either way (steps of a
+    fifth: `benchmark.pauses` 56% false ends against 49% with the fixed pad; of a twentieth: 51%, but
+    `benchmark.voice` lost 2 of 11 turns into the next speaker's final, and few finals shared a batch).
+    `python -m benchmark.asr` reports batched against single.
     """
     needed = samples * _FRAMES_PER_S // SAMPLE_RATE + 1 + pad_frames
     return next((f for f in FRAME_GRID if f >= needed), _MAX_FRAMES)

@@ -26,7 +26,7 @@ def test_the_encoder_length_grows_in_steps_and_always_leaves_the_padding_asked_f
         samples = int(seconds * SAMPLE_RATE)
         frames = encoder_frames(samples, 200)
         assert frames >= samples * 100 // SAMPLE_RATE + 200
-        assert frames <= 1.06 * (samples * 100 // SAMPLE_RATE + 201)  # a step costs at most a twentieth more
+        assert frames <= 1.25 * (samples * 100 // SAMPLE_RATE + 201)  # a step costs at most a fifth more
     assert encoder_frames(29 * SAMPLE_RATE, 200) == 3000  # Whisper's window bounds it
 
 
@@ -34,7 +34,7 @@ def test_the_encoder_length_grows_in_steps_and_always_leaves_the_padding_asked_f
 def test_turns_decoded_in_mixed_batches_are_as_accurate_as_decoded_alone(model, folder):
     """Batches of 8 turns of different clips, names and lengths, as finals queued together are."""
     figures = batched_against_single(model, load_clips(folder), names=True)
-    assert figures.shared >= 2, "turns of one length share a call: batching still happens"
+    assert figures.shared >= figures.turns // 2, "most turns found a partner: batching still happens"
     assert figures.batched_wer <= figures.single_wer + 0.005, figures
 
 
