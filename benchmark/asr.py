@@ -193,6 +193,53 @@ def transcribe_whole(model: SpeechModel, clip: Clip, names: bool) -> str:
 
 
 @dataclass(frozen=True)
+class BatchFigures:
+    """Every reference turn of a set decoded alone and in batches of up to 8 as the decode queue forms them."""
+
+    turns: int
+    single_wer: float
+    batched_wer: float
+    identical: int
+    """Turns whose batched text is the single one, word for word."""
+    shared: int
+    """Turns decoded in a call with another turn (the rest had no partner of their batch key)."""
+
+    @property
+    def gap(self) -> float:
+        return self.batched_wer - self.single_wer
+
+
+def batched_against_single(model: SpeechModel, clips: list[Clip], names: bool, batch: int = 8) -> BatchFigures:
+    """Each reference turn (with the 0.2 s margins the streamer keeps) decoded alone, then in consecutive
+    batches of `batch` turns of different clips, names and lengths, as finals queued together would be."""
+    from delegate.asr.whisper import FINAL_BEAM, SAMPLE_RATE, name_prompt, read_audio
+
+    turns: list[tuple[np.ndarray, str | None, str]] = []
+    for clip in clips:
+        pcm = np.frombuffer(read_audio(clip.path), "<i2").astype(np.float32) / 32768
+        hotwords = name_prompt(clip.attendees) if names else None
+        for s in clip.segments:
+            lo, hi = max(0, int((s.start - 0.2) * SAMPLE_RATE)), int((s.end + 0.2) * SAMPLE_RATE)
+            turns.append((pcm[lo:hi], hotwords, s.text))
+    single = [model.transcribe(a, beam_size=FINAL_BEAM, hotwords=h) for a, h, _ in turns]
+    batched: list[str] = []
+    shared = 0
+    for lo in range(0, len(turns), batch):
+        part = turns[lo : lo + batch]
+        batched += model.transcribe_batch([(a, h) for a, h, _ in part], beam_size=FINAL_BEAM)
+        keys = [model.batch_key(len(a), h) for a, h, _ in part]
+        shared += sum(keys.count(k) > 1 for k in keys)
+    references = [t for _, _, t in turns]
+    return BatchFigures(
+        turns=len(turns),
+        single_wer=word_error_rate(list(zip(references, single, strict=True))),
+        batched_wer=word_error_rate(list(zip(references, batched, strict=True))),
+        identical=sum(a == b for a, b in zip(single, batched, strict=True)),
+        shared=shared,
+    )
+
+
+@dataclass(frozen=True)
 class SetFigures:
     label: str
     streamed_wer: float
@@ -200,6 +247,7 @@ class SetFigures:
     insertion_rate: float
     rtf: float
     latency_p95_s: float
+    batches: BatchFigures
 
     @property
     def ratio(self) -> float:
@@ -209,11 +257,13 @@ class SetFigures:
 def run_set(
     label: str, folder: Path, model: SpeechModel, settings: Settings, names: bool, chunk_ms: int
 ) -> tuple[SetFigures, list[ClipRun], list[str]]:
+    from delegate.asr.turn_words import load_turn_words
     from delegate.asr.whisper import StreamingTranscriber, load_turn_end
 
     clips = load_clips(folder)
     # The end of turn as the service has it (DELEGATE_ASR_TURN_END): smart-turn, or the silence rule.
     turn_end = load_turn_end(settings) if settings.asr_turn_end == "smart-turn" else None
+    turn_words = load_turn_words() if turn_end is not None and settings.asr_turn_words else None
     runs = []
     for clip in clips:
         transcriber = StreamingTranscriber(
@@ -222,6 +272,7 @@ def run_set(
             silence_s=settings.asr_silence_s,
             turn_end=turn_end,
             turn_wait_s=settings.asr_turn_wait_s,
+            turn_words=turn_words,
             check_names=settings.asr_check_names,
         )
         runs.append(stream_clip(clip, transcriber, chunk_ms))
@@ -235,6 +286,7 @@ def run_set(
         insertion_rate=insertion_rate(streamed),
         rtf=sum(r.busy_s for r in runs) / sum(r.duration_s for r in runs),
         latency_p95_s=percentile(latencies, 0.95),
+        batches=batched_against_single(model, clips, names),
     )
     return figures, runs, wholes
 
@@ -308,6 +360,21 @@ def main(
             f"{f.latency_p95_s:.2f}",
         )
     console.print(table)
+    table = Table(title="Batched against single decodes of the same turns (batches of up to 8, mixed)")
+    for col in ("set", "turns", "single WER", "batched WER", "gap", "identical", "in shared batches"):
+        table.add_column(col, justify="left" if col == "set" else "right")
+    for f in results:
+        b = f.batches
+        table.add_row(
+            f.label,
+            str(b.turns),
+            f"{b.single_wer:.1%}",
+            f"{b.batched_wer:.1%}",
+            f"{b.gap * 100:+.1f} pt",
+            f"{b.identical}/{b.turns}",
+            str(b.shared),
+        )
+    console.print(table)
     figures_out = {
         "sets": [
             {
@@ -318,6 +385,11 @@ def main(
                 "insertion_rate": round(f.insertion_rate, 4),
                 "rtf": round(f.rtf, 4),
                 "final_latency_s_p95": round(f.latency_p95_s, 3),
+                "single_wer": round(f.batches.single_wer, 4),
+                "batched_wer": round(f.batches.batched_wer, 4),
+                "batched_identical": f.batches.identical,
+                "batched_shared": f.batches.shared,
+                "turns": f.batches.turns,
             }
             for f in results
         ],

@@ -150,13 +150,14 @@ def _introduction(text: str, at: int, surface: str) -> bool:
     return _INTRODUCES.search(before.rstrip() + " ") is not None
 
 
-def named(text: str, speaker: str, roster: Roster) -> list[Addressee]:
-    """Attendees `text` speaks to by name, in the order they are named; never the speaker."""
+def named(text: str, speaker: str, roster: Roster, unheard: frozenset[str] = frozenset()) -> list[Addressee]:
+    """Attendees `text` speaks to by name, in the order they are named; never the speaker nor anyone whose
+    name the recogniser checked against the audio and found not said (`unheard`, lower-case)."""
     hits: list[tuple[int, str, str, Reference, float]] = []
     for label in roster.candidates(text):
         if label == speaker:
             continue
-        hit = find(text, roster.profile(label), roster.others(label))
+        hit = find(text, roster.profile(label), roster.others(label), unheard=unheard)
         if hit.reference is Reference.absent:
             continue
         hits.append((text.find(hit.surface), label, hit.surface, hit.reference, hit.score))
@@ -195,7 +196,7 @@ def addressees(meeting: MeetingState, utterance: Utterance, roster: Roster | Non
 
     Pass a `roster` to reuse one across calls (it must be current: see `Roster.stale`)."""
     roster = roster if roster is not None else Roster.of(meeting)
-    by_name = named(text if text is not None else utterance.text, utterance.speaker, roster)
+    by_name = named(text if text is not None else utterance.text, utterance.speaker, roster, utterance.unheard)
     if by_name:
         return by_name
     other = answered(meeting, utterance)

@@ -98,6 +98,9 @@ class Settings(BaseSettings):
     asr_check_names: bool = True
     """A final that misses the principal's name is scored against the audio with the name where people are
     called (delegate.asr.names_heard): ~0.1-0.4 s of decoding for a question or request without it."""
+    asr_turn_words: bool = True
+    """With smart-turn, the words heard so far judge the pause too (delegate.asr.turn_words, a text model of
+    meeting talk): words that go on ("so what I think we") hold the turn open as an unfinished sentence does."""
     asr_turn_wait_s: float = Field(default=1.5, ge=0.3, le=10.0)
     """Longest pause held open when the words heard so far do not end a sentence, before the turn is cut anyway."""
     asr_threads: int = Field(default=2, ge=1)

@@ -39,6 +39,14 @@ class Utterance(BaseModel):
     start: float | None = Field(default=None, ge=0, allow_inf_nan=False)
     end: float | None = Field(default=None, ge=0, allow_inf_nan=False)
     final: bool = Field(default=True, strict=True)
+    names_unheard: tuple[str, ...] = Field(default=(), max_length=50)
+    """Attendees' names the recogniser checked against the audio and found not said (delegate.asr.names_heard):
+    a word of the text that is or looks like one of them does not name that person."""
+
+    @property
+    def unheard(self) -> frozenset[str]:
+        """`names_unheard`, lower-case, as the name matcher takes them."""
+        return frozenset(n.casefold() for n in self.names_unheard)
 
 
 class BackgroundItem(BaseModel):

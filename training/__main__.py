@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import typer
@@ -61,6 +62,20 @@ def encoder(
     if not source.exists():
         raise typer.BadParameter(f"{source} does not exist; point --source at the package's model.zip")
     typer.echo(export(source, out))
+
+
+@app.command("turn-end")
+def turn_end(
+    qmsum: Path = typer.Option(_SHARED / "corpora" / "qmsum", help="QMSum meetings (train/ and val/)."),
+    out: Path = typer.Option(Path("delegate/weights/turn_words.npz"), help="Where the weights go (a card .json beside)."),
+    seed: int = typer.Option(0),
+) -> None:
+    """Fit the words' end-of-turn model (delegate.asr.turn_words) on QMSum's AMI and ICSI meetings."""
+    from training.turn_end_words import run
+
+    if not qmsum.is_dir():
+        raise typer.BadParameter(f"{qmsum} is not a folder; point --qmsum at it")
+    typer.echo(json.dumps(run(qmsum, out, seed), indent=2))
 
 
 if __name__ == "__main__":

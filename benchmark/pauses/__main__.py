@@ -43,6 +43,7 @@ def main(
     smart-turn; report false ends of turn (cut inside the pause) and the wait at the real end."""
     # Imported here, so that without the audio extra this command says which extra to install.
     from delegate.asr.turn_end import load_smart_turn
+    from delegate.asr.turn_words import load_turn_words
     from delegate.asr.whisper import load_speech_model
 
     try:
@@ -55,7 +56,14 @@ def main(
     settings = Settings()
     model = load_speech_model(settings.asr_model, settings.asr_threads)
     smart = TimedTurnEnd(load_smart_turn())
-    policies: dict[str, TimedTurnEnd | None] = {f"silence {settings.asr_silence_s:g} s": None, "smart-turn": smart}
+    words = load_turn_words()
+    # (end-of-turn model, words model): the silence rule; smart-turn with the words' punctuation rule only
+    # (as before the words model); smart-turn with the words model too (as the service runs it).
+    policies = {
+        f"silence {settings.asr_silence_s:g} s": (None, None),
+        "smart-turn": (smart, None),
+        "smart-turn + words model": (smart, words),
+    }
 
     table = Table(title=f"Pauses of {pauses} s after the middle word (smart-turn holds up to {settings.asr_turn_wait_s:g} s)")
     for col in ("set", "policy", "turns", "false end", "wait p50 s", "wait p95 s", "no final"):
@@ -64,9 +72,10 @@ def main(
     for key in chosen:
         label, folder = SETS[key]
         turns = paused_turns(folder, model, lengths)
-        for policy, turn_end in policies.items():
+        for policy, (turn_end, turn_words) in policies.items():
             outcomes = [
-                stream_turn(t, model, turn_end, settings.asr_silence_s, settings.asr_turn_wait_s) for t in turns
+                stream_turn(t, model, turn_end, settings.asr_silence_s, settings.asr_turn_wait_s, turn_words)
+                for t in turns
             ]
             figures = _figures(outcomes)
             by_pause = {

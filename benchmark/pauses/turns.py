@@ -13,6 +13,7 @@ from benchmark.asr import load_clips
 
 if TYPE_CHECKING:
     from delegate.asr.turn_end import TurnEnd
+    from delegate.asr.turn_words import TurnWords
     from delegate.asr.whisper import SpeechModel
 
 RATE = 16_000
@@ -104,13 +105,23 @@ class TimedTurnEnd:
 
 
 def stream_turn(
-    turn: PausedTurn, model: SpeechModel, turn_end: TurnEnd | None, silence_s: float, turn_wait_s: float
+    turn: PausedTurn,
+    model: SpeechModel,
+    turn_end: TurnEnd | None,
+    silence_s: float,
+    turn_wait_s: float,
+    turn_words: TurnWords | None = None,
 ) -> Outcome:
     """`turn` through the live recogniser in 100 ms chunks (no partials: the cut does not depend on them)."""
     from delegate.asr.whisper import StreamingTranscriber
 
     transcriber = StreamingTranscriber(
-        model, silence_s=silence_s, partial_every_s=1e6, turn_end=turn_end, turn_wait_s=turn_wait_s
+        model,
+        silence_s=silence_s,
+        partial_every_s=1e6,
+        turn_end=turn_end,
+        turn_wait_s=turn_wait_s,
+        turn_words=turn_words,
     )
     pcm = (np.clip(turn.audio, -1.0, 32767 / 32768) * 32768).astype("<i2").tobytes()
     step = int(CHUNK_S * RATE) * 2

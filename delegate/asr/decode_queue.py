@@ -2,7 +2,8 @@
 
 Every audio stream of the process hands its decodes here (delegate.asr.whisper). The worker takes, in order:
 
-1. finals, oldest first, several streams' at once in one batched encoder and decoder call;
+1. finals, oldest first, several streams' at once in one batched encoder and decoder call when they have
+   the same batch key (encoder length and prompt length: each decodes as it would alone);
 2. a partial, only when no final waits: the one of the stream that has waited longest.
 
 With several workers (the model's `workers`, each decoding on its share of the threads) partials never
@@ -169,12 +170,13 @@ class DecodeQueue:
             self._partials_running += 1
             return [self._partials.pop(key)]
         batch = [self._finals.popleft()]
-        # Members are padded to the longest: leave one much longer than the rest for the next batch.
+        # Only finals of the first one's key share its batch: a batched member decodes exactly what it would
+        # alone (delegate.asr.base.encoder_frames); the others wait for the next batch, in their order.
+        key = self.model.batch_key(len(batch[0].audio), batch[0].hotwords)
         skipped: list[_Job] = []
         while self._finals and len(batch) < self.max_batch:
             job = self._finals.popleft()
-            lengths = [len(j.audio) for j in (*batch, job)]
-            if len(lengths) * max(lengths) <= 1.5 * sum(lengths):
+            if self.model.batch_key(len(job.audio), job.hotwords) == key:
                 batch.append(job)
             else:
                 skipped.append(job)

@@ -10,6 +10,8 @@ and the heard text against the audio (delegate.asr.whisper `SpeechModel.score_te
 
 A word that only looks like a name ("Rain, every example, go ahead" for Anna) loses against the audio,
 and an utterance with no name where one could be gains none: the check writes names that were said.
+The name then goes to the decision as checked and not said (`Heard.unheard`), so that the look-alike
+is not read as the name there either.
 No faster-whisper here.
 """
 
@@ -24,6 +26,10 @@ _OPENERS = frozenset("okay ok so thanks thank hey hi well right and now yes".spl
 MIN_GAIN = 0.0
 """Log-probability (sum over the tokens) a reading must gain over the heard text: the audio must support
 the name at least as well as what was written. Not fitted: `python -m benchmark.names` reports it."""
+NOT_SAID_GAP = 5.0
+"""Log-probability by which the best reading must lose for the name to go to the decision as not said. A
+said name often loses too, by less (the readings put it over the wrong words): on the tune half of the
+names' cues (every name said), 6 of 35 checks lost by 0.4-16 and all but one of them by under 5."""
 
 
 def names_to_check(hotwords: str | None) -> list[str]:
@@ -32,6 +38,17 @@ def names_to_check(hotwords: str | None) -> list[str]:
     core), and being called by name is what the delegate must not miss."""
     first = (hotwords or "").split(",")[0].split()
     return first[:1]
+
+
+class Heard(str):
+    """A final's text, with the attendees' names it was checked for against the audio and found not said."""
+
+    unheard: tuple[str, ...]
+
+    def __new__(cls, text: str, unheard: Iterable[str] = ()) -> Heard:
+        heard = super().__new__(cls, text)
+        heard.unheard = tuple(dict.fromkeys(unheard))
+        return heard
 
 
 def _said(text: str, names: Iterable[str]) -> bool:
@@ -63,6 +80,11 @@ def name_readings(text: str, names: Sequence[str]) -> list[str]:
                 readings[" ".join([*kept[:-1], *([f"{last},"] if last else []), f"{name}?"])] = None
     readings.pop(text, None)
     return list(readings)
+
+
+def not_said(heard: float, scores: Sequence[float]) -> bool:
+    """Whether the audio is clearly against every reading with the name (not merely unconvinced)."""
+    return bool(scores) and max(scores) < heard - NOT_SAID_GAP
 
 
 def best_reading(heard: float, readings: Sequence[str], scores: Sequence[float]) -> str | None:

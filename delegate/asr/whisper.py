@@ -41,15 +41,18 @@ from faster_whisper.vad import get_vad_model
 
 from delegate.asr.base import (
     FINAL_BEAM,
+    FINAL_PAD_FRAMES,
     MAX_SAMPLE_RATE,
     MIN_SAMPLE_RATE,
     PARTIAL_PAD_FRAMES,
     SAMPLE_RATE,
     TranscriptEvent,
+    encoder_frames,
 )
-from delegate.asr.names_heard import best_reading, name_readings, names_to_check
+from delegate.asr.names_heard import Heard, best_reading, name_readings, names_to_check, not_said
 from delegate.asr.restarts import drop_loop, join_segments, spoken_segments
 from delegate.asr.turn_end import sounds_finished
+from delegate.asr.turn_words import TurnWords, load_turn_words
 from delegate.config import Settings
 
 if TYPE_CHECKING:
@@ -61,7 +64,6 @@ log = structlog.get_logger("delegate.asr")
 _VAD_WINDOW = 512  # samples per Silero VAD step at 16 kHz
 _VAD_CONTEXT = 64  # samples of the previous window Silero v5+/v6 sees with each window
 _FRAMES_PER_S = 100  # Whisper log-Mel frames per second
-_ENCODER_PAD_FRAMES = 200  # padding after the utterance; Whisper stops early on a too tight window
 _MAX_FRAMES = 3000  # Whisper's 30 s window
 _EDGE_S = 0.2
 """Silence kept around an utterance by the cut: VAD edges are tight."""
@@ -135,8 +137,9 @@ class SpeechModel:
         )
         self._suppress = list(get_suppressed_tokens(self._tokenizer, [-1]))
         self._vad = get_vad_model()
-        # A prompt is padded with this (a comma) before its names, so that prompts of one batch line up.
-        self._filler = self._tokenizer.encode(",")[0]
+        self._prompt_cached = functools.lru_cache(maxsize=256)(
+            lambda hotwords: self._model.get_prompt(self._tokenizer, [], without_timestamps=False, hotwords=hotwords)
+        )
         self._queue: DecodeQueue | None = None
         self._queue_lock = threading.Lock()
 
@@ -156,7 +159,7 @@ class SpeechModel:
         *,
         beam_size: int,
         hotwords: str | None = None,
-        pad_frames: int = _ENCODER_PAD_FRAMES,
+        pad_frames: int = FINAL_PAD_FRAMES,
         check_names: bool = False,
     ) -> str:
         """Text of one utterance (16 kHz float32, at most 30 s); empty when Whisper hears no speech."""
@@ -184,49 +187,60 @@ class SpeechModel:
         items: Sequence[tuple[np.ndarray, str | None]],
         *,
         beam_size: int,
-        pad_frames: int = _ENCODER_PAD_FRAMES,
+        pad_frames: int = FINAL_PAD_FRAMES,
         check_names: bool | Sequence[bool] = False,
     ) -> list[str]:
-        """The text of several utterances (audio, names to expect) in one encoder and one decoder call.
+        """The text of several utterances (audio, names to expect), each exactly as decoded alone.
 
-        Each is padded to the longest one (plus Whisper's margin), so a batch of similar lengths costs
-        little more than its longest member alone in the decoder, and the sum of its members in the encoder.
+        Members of equal `batch_key` share one encoder and one decoder call (a batch of similar lengths costs
+        little more than its longest member alone in the decoder); others are decoded in calls of their own.
         `check_names` (finals; one for all, or one per item): the principal's name the text misses is looked
         for where people are called (names_heard).
         """
         texts = [""] * len(items)
-        live = [i for i, (audio, _) in enumerate(items) if len(audio) >= _VAD_WINDOW]
-        if not live:
-            return texts
-        feats = [
-            self._model.feature_extractor(items[i][0][: _MAX_FRAMES * SAMPLE_RATE // _FRAMES_PER_S])
-            for i in live
-        ]
-        frames = min(_MAX_FRAMES, max(f.shape[1] for f in feats) + pad_frames)
-        frames += frames % 2  # the encoder's strided convolution halves the length
-        features = np.ascontiguousarray(
-            np.stack([_pad_silence(f, frames) for f in feats])
-        )
+        checks = [check_names] * len(items) if isinstance(check_names, bool) else list(check_names)
+        groups: dict[tuple[int, int], list[int]] = {}
+        for i, (audio, hotwords) in enumerate(items):
+            if len(audio) >= _VAD_WINDOW:
+                frames = encoder_frames(len(audio), pad_frames)
+                groups.setdefault((frames, len(self._prompt(hotwords))), []).append(i)
+        for (frames, _), members in groups.items():
+            decoded = self._decode_group([items[i] for i in members], frames, beam_size, [checks[i] for i in members])
+            for i, text in zip(members, decoded, strict=True):
+                texts[i] = text
+        return texts
+
+    def batch_key(self, samples: int, hotwords: str | None) -> tuple[int, int]:
+        """A final's encoder length and prompt length: finals with equal keys decode in one batch exactly as
+        each would alone (CTranslate2 wants the prompts of a batch to line up; padding one changes its words)."""
+        return encoder_frames(samples, FINAL_PAD_FRAMES), len(self._prompt(hotwords))
+
+    def _decode_group(
+        self, items: Sequence[tuple[np.ndarray, str | None]], frames: int, beam_size: int, checks: Sequence[bool]
+    ) -> list[str]:
+        """Utterances of one batch key in one encoder and one decoder call."""
+        texts = [""] * len(items)
+        feats = [self._model.feature_extractor(audio[: _MAX_FRAMES * SAMPLE_RATE // _FRAMES_PER_S]) for audio, _ in items]
+        features = np.ascontiguousarray(np.stack([_pad_silence(f, frames) for f in feats]))
         encoded = self._model.encode(features)
-        prompts = self._prompts([items[i][1] for i in live])
+        prompts = [self._prompt(hotwords) for _, hotwords in items]
         # Speech runs at about 3 tokens a second (plus two timestamps a stretch); the bound stops a
         # repetition loop early. One call has one bound, the longest member's; each member's is cut to its own.
-        bounds = [int(8 * len(items[i][0]) / SAMPLE_RATE) + 10 for i in live]
-        max_new = max(bounds)
+        bounds = [int(8 * len(audio) / SAMPLE_RATE) + 10 for audio, _ in items]
         results = self._model.model.generate(
             encoded,
             prompts,
             beam_size=beam_size,
-            max_length=min(self._model.max_length, len(prompts[0]) + max_new),
+            max_length=min(self._model.max_length, len(prompts[0]) + max(bounds)),
             suppress_blank=True,
             suppress_tokens=self._suppress,
             return_scores=True,
             return_no_speech_prob=True,
         )
-        for i, bound, result in zip(live, bounds, results, strict=True):
+        for k, ((audio, _), bound, result) in enumerate(zip(items, bounds, results, strict=True)):
             ids = result.sequences_ids[0][:bound]
-            avg_logprob = result.scores[0] * len(ids) / (len(ids) + 1)
             # Whisper's own rule for "this was not speech": both signals must agree.
+            avg_logprob = result.scores[0] * len(ids) / (len(ids) + 1)
             if result.no_speech_prob > 0.6 and avg_logprob < -1.0:
                 continue
             # Timestamps say where each stretch of text starts: one that starts after the speech (the cut
@@ -235,32 +249,39 @@ class SpeechModel:
                 ids,
                 timestamp_begin=self._tokenizer.timestamp_begin,
                 eot=self._tokenizer.eot,
-                speech_end_s=len(items[i][0]) / SAMPLE_RATE - _EDGE_S,
+                speech_end_s=len(audio) / SAMPLE_RATE - _EDGE_S,
             )
             said = [self._tokenizer.decode(s).strip() for s in segments]
             # A decode closes each stretch with a timestamp; one that stops inside a stretch ran into its
             # length bound, going round a loop.
             if said and ids and ids[-1] < self._tokenizer.timestamp_begin:
                 said[-1] = drop_loop(said[-1])
-            texts[i] = join_segments(said)
-        checks = [check_names] * len(items) if isinstance(check_names, bool) else list(check_names)
-        for k, i in enumerate(live):
-            if checks[i]:
-                texts[i] = self._check_names(texts[i], items[i][1], encoded, k, feats[k].shape[1])
+            texts[k] = join_segments(said)
+        for k, (_, hotwords) in enumerate(items):
+            if checks[k]:
+                texts[k] = self._check_names(texts[k], hotwords, encoded, k, feats[k].shape[1])
         return texts
 
     def _check_names(
         self, text: str, hotwords: str | None, encoded: ctranslate2.StorageView, row: int, frames: int
-    ) -> str:
-        """`text`, or the reading with an attendee's name in that the audio supports as well (names_heard)."""
+    ) -> Heard:
+        """`text` checked against the audio for the principal's name it misses (names_heard): written in where
+        the audio supports it, else the name goes with the text as not said (`Heard.unheard`)."""
+        if not hotwords or frames > _NAME_CHECK_FRAMES:
+            return Heard(text)
         # Someone is called by name with a question or a request; other turns are not worth the decodes.
-        if not hotwords or frames > _NAME_CHECK_FRAMES or not _ADDRESSING.search(text):
-            return text
-        readings = name_readings(text, names_to_check(hotwords))
+        if not _ADDRESSING.search(text):
+            return Heard(text)
+        principal = names_to_check(hotwords)
+        readings = name_readings(text, principal)
         if not readings:
-            return text
+            return Heard(text)
         scores = self.score_texts(encoded, row, frames, [text, *readings], hotwords)
-        return best_reading(scores[0], readings, scores[1:]) or text
+        reading = best_reading(scores[0], readings, scores[1:])
+        if reading:
+            return Heard(reading)
+        # Clearly not there: the words where the name would be are not the name (names_heard.Heard).
+        return Heard(text, principal if not_said(scores[0], scores[1:]) else ())
 
     def score_texts(
         self, encoded: ctranslate2.StorageView, row: int, frames: int, texts: list[str], hotwords: str | None
@@ -278,23 +299,9 @@ class SpeechModel:
                 scores.append(float(np.sum(np.log(np.maximum(result.text_token_probs, 1e-9)))))
         return scores
 
-    def _prompts(self, hotwords: list[str | None]) -> list[list[int]]:
-        """Decoder prompts, names first; CTranslate2 wants <|startoftranscript|> at one position in a batch."""
-        prompts = [
-            self._model.get_prompt(self._tokenizer, [], without_timestamps=False, hotwords=h) for h in hotwords
-        ]
-        if len(prompts) == 1:
-            return prompts
-        sot = self._tokenizer.sot_sequence[0]
-        at = max(p.index(sot) for p in prompts)
-        lined: list[list[int]] = []
-        for p in prompts:
-            pad = at - p.index(sot)
-            if pad and p[0] != self._tokenizer.sot_prev:
-                lined.append([self._tokenizer.sot_prev] + [self._filler] * (pad - 1) + p)
-            else:
-                lined.append(p[:1] + [self._filler] * pad + p[1:])
-        return lined
+    def _prompt(self, hotwords: str | None) -> list[int]:
+        """The decoder prompt: the names to expect, then <|startoftranscript|> (with timestamps)."""
+        return self._prompt_cached(hotwords)
 
     def speech_probs(
         self, windows: np.ndarray, state: tuple[np.ndarray, np.ndarray], context: np.ndarray
@@ -342,6 +349,7 @@ async def open_stream(
         load_speech_model, settings.asr_model, settings.asr_threads, settings.asr_workers
     )
     turn_end = await asyncio.to_thread(load_turn_end, settings) if settings.asr_turn_end == "smart-turn" else None
+    turn_words = load_turn_words() if turn_end is not None and settings.asr_turn_words else None
     return StreamingTranscriber(
         model,
         sample_rate=sample_rate,
@@ -349,6 +357,7 @@ async def open_stream(
         silence_s=settings.asr_silence_s,
         turn_end=turn_end,
         turn_wait_s=settings.asr_turn_wait_s,
+        turn_words=turn_words,
         check_names=settings.asr_check_names,
         listener=listener,
         on_close=on_close,
@@ -457,6 +466,7 @@ class StreamingTranscriber:
         max_utterance_s: float = 25.0,
         vad_threshold: float = 0.5,
         turn_end: TurnEnd | None = None,
+        turn_words: TurnWords | None = None,
         turn_wait_s: float = 1.5,
         check_names: bool = True,
         listener: DecodeListener | None = None,
@@ -482,6 +492,8 @@ class StreamingTranscriber:
         # finished turn ends there; an unfinished one is held open for up to `turn_wait_s` of silence (a
         # thought that goes on after a breath). Without it the silence rule alone cuts.
         self.turn_end = turn_end
+        self.turn_words = turn_words
+        """Judges from the words whether the speaker goes on (with `turn_end` only: it judges the pauses)."""
         self._turn_wait = max(self._silence, int(turn_wait_s * SAMPLE_RATE))
         self._question: tuple[int, np.ndarray] | None = None  # (last speech, audio) the model is to judge
         self._judged: tuple[int, int] | None = None  # (last speech, silence that ends it) of the judged pause
@@ -620,7 +632,8 @@ class StreamingTranscriber:
                 return []
             self._partial_text = text
         start, end = cut.start / SAMPLE_RATE, cut.end / SAMPLE_RATE
-        return [TranscriptEvent(text=text, start=start, end=end, final=cut.final)]
+        unheard = text.unheard if isinstance(text, Heard) and cut.final else ()
+        return [TranscriptEvent(text=text, start=start, end=end, final=cut.final, names_unheard=unheard)]
 
     # -- cutting -----------------------------------------------------------------------------------
 
@@ -703,19 +716,29 @@ class StreamingTranscriber:
         """The pause after stream sample `end` is judged; a turn judged finished is cut now, if still pausing.
 
         The words hold a turn open: a phrase that does not end as a sentence does ("the grass and bushes,",
-        "I need the...") waits up to `turn_wait_s`. The sound ends it early, with the words' agreement: the
+        "I need the...") or that meeting talk goes on after (`turn_words`: "So the first thing is.") waits up
+        to `turn_wait_s`. The sound ends it early, with the words' agreement: the
         model alone hears a complete-sounding phrase for an end ("She saw a cat"), and synthetic voices
         fool it. When only the sound doubts the end, the silence rule decides.
         """
         self._question = None
-        words_finished = not heard or sounds_finished(heard)
+        ends = self.turn_words.ends(heard) if self.turn_words is not None and heard else None
+        words_finished = not heard or (
+            sounds_finished(heard) and (self.turn_words is None or not self.turn_words.goes_on(heard))
+        )
         if not words_finished:
             limit = self._turn_wait
         elif probability >= TURN_FINISHED:
             limit = self._early_after
         else:
             limit = self._silence
-        log.debug("turn_end", probability=round(probability, 3), heard=heard, wait_s=limit / SAMPLE_RATE)
+        log.debug(
+            "turn_end",
+            probability=round(probability, 3),
+            words_end=None if ends is None else round(ends, 3),
+            heard=heard,
+            wait_s=limit / SAMPLE_RATE,
+        )
         self._judged = (end, limit)
         if limit <= self._early_after and self._start is not None and self._last_speech == end:
             return self._final(end)

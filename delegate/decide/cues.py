@@ -57,7 +57,7 @@ def detect(meeting: MeetingState, principal: Profile, model: TurnTakingModel | N
     others = [label for label, ref in refs.items() if ref is names.Reference.addressed and label != me]
     question = is_question(last.text)
     if others and hit.reference is not names.Reference.absent:
-        together = next((a for a in named(last.text, last.speaker, Roster.of(meeting, (principal,))) if a.label == me), None)
+        together = next((a for a in named(last.text, last.speaker, Roster.of(meeting, (principal,)), last.unheard) if a.label == me), None)
         if together is not None:
             who = ", ".join(meeting.display_name(o) for o in others)
             return Cue(Scenario.explicit_cue, 0.9 * together.score + 0.1, f"addressed by name with {who} ('{together.surface}')")

@@ -101,7 +101,7 @@ def references(meeting: MeetingState) -> dict[str, names.Reference]:
         # Others are found by what is written, not by garbles: a cheap test keeps 100-person meetings fast.
         if said.isdisjoint(forms.words) and said.isdisjoint(forms.masks) and said.isdisjoint(forms.initials):
             continue
-        ref = names.find(last.text, other).reference
+        ref = names.find(last.text, other, unheard=last.unheard).reference
         if ref is not names.Reference.absent:
             out[label] = ref
     return out
@@ -130,7 +130,7 @@ def addressing(
     else:
         own = {w.lower() for n in (candidate.name, *candidate.aliases) for w in n.split()}
         others_words = _name_words(tuple((a, meeting.display_name(a)) for a in meeting.attendees)) - own
-        hit = names.find(last.text, candidate, others_words)
+        hit = names.find(last.text, candidate, others_words, unheard=last.unheard)
     others = [r for label, r in refs.items() if label != me]
     return Addressing(hit, sum(r is names.Reference.addressed for r in others), len(others))
 

@@ -259,12 +259,22 @@ def _name_like(toks: list[str], i: int) -> bool:
     return (tok[:1].isupper() and not sentence_start and tok != "I") or _garble_slot(toks, i)
 
 
-def find(text: str, person: Profile, others: frozenset[str] = frozenset(), model: GarbleModel = GARBLE) -> NameHit:
+def find(
+    text: str,
+    person: Profile,
+    others: frozenset[str] = frozenset(),
+    model: GarbleModel = GARBLE,
+    unheard: frozenset[str] = frozenset(),
+) -> NameHit:
     """The strongest reference to `person` in `text`: addressed, then named, then mentioned, then absent.
 
     `others` are lower-case name words of the other attendees: a word that is someone else's name is
-    never taken for a garbled form of this person's.
+    never taken for a garbled form of this person's. `unheard` are lower-case names the recogniser checked
+    against the audio and found not said (`Utterance.names_unheard`): a person with one of them is absent,
+    whatever word of the text looks like their name.
     """
+    if unheard and not unheard.isdisjoint(forms_of(person).words):
+        return ABSENT
     if len(text) > CACHED_TEXT_CHARS:
         return _find(text, forms_of(person), others, model)
     return _find_cached(text, forms_of(person), others, model)

@@ -254,7 +254,14 @@ class UtteranceIn(Utterance):
     type: Literal["utterance"]
 
     def utterance(self) -> Utterance:
-        return Utterance(id=self.id, speaker=self.speaker, text=self.text, start=self.start, end=self.end)
+        return Utterance(
+            id=self.id,
+            speaker=self.speaker,
+            text=self.text,
+            start=self.start,
+            end=self.end,
+            names_unheard=self.names_unheard,
+        )
 
 
 class AudioStart(_Message):

@@ -130,6 +130,7 @@ class AudioIn:
                 start=event.start,
                 end=event.end,
                 final=event.final,
+                names_unheard=event.names_unheard,
             )
             await self._outbox.send(TranscriptMessage(meeting_id=self._core.meeting_id, utterance=utterance))
             if event.final:
