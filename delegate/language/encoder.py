@@ -4,7 +4,7 @@ The model ships in the package (`delegate/weights/encoder/`, built by `training.
 Apache-2.0 model; see docs/turn-taking.md): its word-piece table packed to int8 in an .npz, looked up here
 with numpy, and its six BERT layers, mean pooling and normalisation as an ONNX graph with int8 weight
 matrices, run by ONNX Runtime on one thread (its int8 kernels use AVX-512 VNNI or AVX2 where the processor
-has them: ~1-2 ms a short text, against ~25 ms for the same layers as float32 numpy matmuls). The
+has them: a few ms a short text, against ~25 ms for the same layers as float32 numpy matmuls). The
 tokenizer is the model's own `tokenizer.json` read with `tokenizers`: nothing is downloaded. Callers
 embed each text once (`Encoder.encode` keeps a bounded cache) and only where the cheap signals are unsure.
 """

@@ -71,4 +71,4 @@ def test_the_int8_graph_agrees_with_the_float32_layers_on_real_turns():
     enc = shipped()
     enc.forget(texts)
     cosine = (enc.encode(texts) * enc.reference(texts)).sum(1)
-    assert cosine.mean() >= 0.985 and cosine.min() >= 0.9
+    assert cosine.mean() >= 0.99 and cosine.min() >= 0.95
