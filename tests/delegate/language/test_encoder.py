@@ -1,6 +1,9 @@
+import json
 from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
 
 import numpy as np
+import pytest
 
 from delegate.language.encoder import MAX_TOKENS, shipped
 
@@ -49,3 +52,23 @@ def test_a_text_many_threads_ask_for_at_once_is_run_once():
     assert enc.forwards - before == 1
     assert all(np.array_equal(r, results[0]) for r in results)
     assert np.allclose(np.linalg.norm(results[0], axis=1), 1.0, atol=1e-5)
+
+
+_ROOT = Path(__file__).resolve().parents[3]
+_ELITR = next((p for p in (_ROOT.parent / "shared", _ROOT.parent.parent / "shared") if (p / "benchmark" / "elitr-dev").is_dir()),
+              _ROOT.parent / "shared") / "benchmark" / "elitr-dev"
+
+
+@pytest.mark.skipif(not _ELITR.is_dir(), reason="shared ELITR dev meetings not available")
+def test_the_int8_graph_agrees_with_the_float32_layers_on_real_turns():
+    # A few hundred turns of real meetings, short backchannels included: the int8 graph's vectors against
+    # the same weights run as float32 numpy layers in this run (int8 kernels differ between processors).
+    texts: list[str] = []
+    for f in sorted(_ELITR.glob("*.json"))[:6]:
+        texts += [u["text"] for u in json.loads(f.read_text())["utterances"][:60]]
+    texts = list(dict.fromkeys(texts))
+    assert len(texts) >= 200
+    enc = shipped()
+    enc.forget(texts)
+    cosine = (enc.encode(texts) * enc.reference(texts)).sum(1)
+    assert cosine.mean() >= 0.99 and cosine.min() >= 0.95
