@@ -19,6 +19,9 @@ class Settings(BaseSettings):
 
     # Engine
     engine: str = "local"
+    floor_reader: bool = True
+    """`DELEGATE_FLOOR_READER=off`: the floor is decided by the cheap turn-taking model alone, without the
+    trained reading model (about 1 ms of CPU per decision it would read; docs/turn-taking.md)."""
 
     # Server
     host: str = "127.0.0.1"

@@ -39,7 +39,8 @@ class Cue:
     """The model's probability that the floor is the principal's now (0 where no model was asked)."""
 
 
-def detect(meeting: MeetingState, principal: Profile, model: TurnTakingModel | None = None) -> Cue:
+def detect(meeting: MeetingState, principal: Profile, model: TurnTakingModel | None = None, read: bool = True) -> Cue:
+    """The cue of the latest utterance; `read=False` keeps the reading models (floor reader, encoder) out of it."""
     last = meeting.last
     if last is None:
         return Cue(Scenario.none, 1.0, "nothing said yet")
@@ -71,7 +72,7 @@ def detect(meeting: MeetingState, principal: Profile, model: TurnTakingModel | N
         return Cue(Scenario.none, 0.8, "a backchannel: the floor has not moved")
 
     model = model or shipped()
-    verdict = floor(meeting, principal, addr, model)
+    verdict = floor(meeting, principal, addr, model, read)
     p = verdict.probability
     if not verdict.taken:
         why = "the floor is not theirs now" + (" (read against their brief)" if verdict.read else "")

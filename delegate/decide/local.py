@@ -26,12 +26,15 @@ class LocalEngine:
         self,
         model_for: Callable[[str], TurnTakingModel] | None = None,
         lookup_for: Callable[[MeetingState, Profile], Lookup | None] | None = None,
+        read: bool = True,
     ) -> None:
         """`model_for(meeting_id)`: the turn-taking model to use in that meeting (default: the shipped one);
         the benchmark scores each meeting with a model that did not train on it. `lookup_for`: the search
-        over the principal's allowed sources in that meeting, if any (built once per meeting by its owner)."""
+        over the principal's allowed sources in that meeting, if any (built once per meeting by its owner). `read`:
+        whether the floor's reading models run where the cheap model is unsure (`Settings.floor_reader`)."""
         self.model_for = model_for
         self.lookup_for = lookup_for
+        self.read = read
         # Load the static embeddings now, so the first decision of a meeting is as fast as the others.
         warm_up()
 
@@ -40,7 +43,7 @@ class LocalEngine:
         last = meeting.last
         if last is None:
             raise ValueError("decide() needs at least one utterance in the meeting")
-        cue = detect(meeting, principal, self.model_for(meeting.meeting_id) if self.model_for else None)
+        cue = detect(meeting, principal, self.model_for(meeting.meeting_id) if self.model_for else None, self.read)
         speak = ""
         reason = cue.reason
         used_bg: list[int] = []

@@ -40,6 +40,30 @@ def _gelu(x: np.ndarray) -> np.ndarray:
     return 0.5 * x * (1.0 + np.tanh(0.7978845608 * (x + 0.044715 * x * x * x)))
 
 
+def dequantised(arrays: dict[str, np.ndarray], i: int) -> dict[str, np.ndarray]:
+    """Layer `i` of packed int8 arrays as float32 (dequantised once at load: BLAS then runs at full speed)."""
+    return {
+        **{f"{n}.w": arrays[f"{i}.{n}.q"].astype(np.float32) * arrays[f"{i}.{n}.s"] for n in ("qkv", "attn_out", "up", "down")},
+        **{f"{n}.b": arrays[f"{i}.{n}.b"] for n in ("qkv", "attn_out", "up", "down", "ln1", "ln2")},
+        **{f"{n}.w": arrays[f"{i}.{n}.w"] for n in ("ln1", "ln2")},
+    }
+
+
+def transformer_layer(x: np.ndarray, p: dict[str, np.ndarray], mask: np.ndarray) -> np.ndarray:
+    """One BERT layer (post-norm) over (n, length, HIDDEN); `mask` marks the real word pieces."""
+    n, length = x.shape[:2]
+    bias = ((1.0 - mask) * -1e4)[:, None, None, :]
+    head = HIDDEN // HEADS
+    qkv = x @ p["qkv.w"] + p["qkv.b"]
+    q, k, v = (qkv[..., j * HIDDEN : (j + 1) * HIDDEN].reshape(n, length, HEADS, head).transpose(0, 2, 1, 3) for j in range(3))
+    att = q @ k.transpose(0, 1, 3, 2) * _SCALE + bias
+    att = np.exp(att - att.max(-1, keepdims=True))
+    att /= att.sum(-1, keepdims=True)
+    ctx = (att @ v).transpose(0, 2, 1, 3).reshape(n, length, HIDDEN)
+    x = _layer_norm(x + ctx @ p["attn_out.w"] + p["attn_out.b"], p["ln1.w"], p["ln1.b"])
+    return _layer_norm(x + _gelu(x @ p["up.w"] + p["up.b"]) @ p["down.w"] + p["down.b"], p["ln2.w"], p["ln2.b"])
+
+
 class Encoder:
     """all-MiniLM-L6-v2: mean-pooled, unit-normalised 384-dimensional sentence vectors, with a bounded cache."""
 
@@ -56,19 +80,12 @@ class Encoder:
         self._pos = arrays["positions"]
         self._type = arrays["token_type"]
         self._ln = (arrays["ln.w"], arrays["ln.b"])
-        # Matrices are dequantised once at load (~40 MB of float32): BLAS then runs at full speed.
-        self._layers = [
-            {
-                **{f"{n}.w": arrays[f"{i}.{n}.q"].astype(np.float32) * arrays[f"{i}.{n}.s"] for n in ("qkv", "attn_out", "up", "down")},
-                **{f"{n}.b": arrays[f"{i}.{n}.b"] for n in ("qkv", "attn_out", "up", "down", "ln1", "ln2")},
-                **{f"{n}.w": arrays[f"{i}.{n}.w"] for n in ("ln1", "ln2")},
-            }
-            for i in range(LAYERS)
-        ]
+        self._layers = [dequantised(arrays, i) for i in range(LAYERS)]  # ~40 MB of float32
         self._cache: OrderedDict[str, np.ndarray] = OrderedDict()
         self._lock = threading.Lock()
 
-    def _forward(self, ids: list[list[int]]) -> np.ndarray:
+    def embed(self, ids: list[list[int]]) -> tuple[np.ndarray, np.ndarray]:
+        """Word pieces (padded to the longest) to the first layer's input, and the mask of real pieces."""
         n, length = len(ids), max(len(t) for t in ids)
         tok = np.zeros((n, length), dtype=np.int64)
         mask = np.zeros((n, length), dtype=np.float32)
@@ -76,18 +93,12 @@ class Encoder:
             tok[k, : len(t)] = t
             mask[k, : len(t)] = 1.0
         x = self._words_q[tok].astype(np.float32) * self._words_s[tok][..., None] + self._pos[:length] + self._type
-        x = _layer_norm(x, *self._ln)
-        bias = ((1.0 - mask) * -1e4)[:, None, None, :]
-        head = HIDDEN // HEADS
+        return _layer_norm(x, *self._ln), mask
+
+    def _forward(self, ids: list[list[int]]) -> np.ndarray:
+        x, mask = self.embed(ids)
         for p in self._layers:
-            qkv = x @ p["qkv.w"] + p["qkv.b"]
-            q, k, v = (qkv[..., j * HIDDEN : (j + 1) * HIDDEN].reshape(n, length, HEADS, head).transpose(0, 2, 1, 3) for j in range(3))
-            att = q @ k.transpose(0, 1, 3, 2) * _SCALE + bias
-            att = np.exp(att - att.max(-1, keepdims=True))
-            att /= att.sum(-1, keepdims=True)
-            ctx = (att @ v).transpose(0, 2, 1, 3).reshape(n, length, HIDDEN)
-            x = _layer_norm(x + ctx @ p["attn_out.w"] + p["attn_out.b"], p["ln1.w"], p["ln1.b"])
-            x = _layer_norm(x + _gelu(x @ p["up.w"] + p["up.b"]) @ p["down.w"] + p["down.b"], p["ln2.w"], p["ln2.b"])
+            x = transformer_layer(x, p, mask)
         pooled = (x * mask[..., None]).sum(1) / mask.sum(1, keepdims=True)
         return pooled / np.maximum(np.linalg.norm(pooled, axis=1, keepdims=True), 1e-9)
 
@@ -138,10 +149,19 @@ def _blas():  # type: ignore[no-untyped-def]  # threadpoolctl has no stubs
     return ThreadpoolController()
 
 
+def packed_arrays() -> dict[str, np.ndarray]:
+    """The shipped int8 arrays as stored (the floor reader's training starts from them)."""
+    folder = resources.files("delegate.weights").joinpath("encoder")
+    with np.load(io.BytesIO(folder.joinpath(MODEL_FILE).read_bytes()), allow_pickle=False) as data:
+        return {k: data[k] for k in data.files}
+
+
+@cache
+def tokenizer_json() -> str:
+    return resources.files("delegate.weights").joinpath("encoder").joinpath(TOKENIZER_FILE).read_text(encoding="utf-8")
+
+
 @cache
 def shipped() -> Encoder:
     """The encoder shipped in the package, loaded once per process (~0.3 s)."""
-    folder = resources.files("delegate.weights").joinpath("encoder")
-    with np.load(io.BytesIO(folder.joinpath(MODEL_FILE).read_bytes()), allow_pickle=False) as data:
-        arrays = {k: data[k] for k in data.files}
-    return Encoder(arrays, folder.joinpath(TOKENIZER_FILE).read_text(encoding="utf-8"))
+    return Encoder(packed_arrays(), tokenizer_json())
