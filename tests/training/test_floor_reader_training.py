@@ -62,7 +62,7 @@ def test_an_interrupted_run_resumes_to_the_same_weights(tmp_path, monkeypatch):
     resumed = fr.train(rows, tmp_path / "resumed", tmp_path / "b.pt", steps=4, batch=4, resume=True, log=lines.append)
     assert lines[0] == "resumed at step 2 of 4"
     with np.load(straight) as a, np.load(resumed) as b:
-        assert a.files == b.files and WEIGHTS_FILE == resumed.name
+        assert a.files == b.files and resumed.name == WEIGHTS_FILE
         for k in a.files:
             np.testing.assert_allclose(a[k], b[k], atol=1e-5)
         assert not np.allclose(a["head.w"], 0)  # it did learn something
