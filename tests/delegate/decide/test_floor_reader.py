@@ -95,3 +95,12 @@ def test_the_floor_reader_decides_inside_its_gate_only_and_can_be_switched_off()
     assert not outside.read and outside.probability == 0.5
     off = floor(s, PRIYA, addr, _cheap_half().model_copy(update={"text": stack}), read=False)
     assert not off.read and off.probability == 0.5
+
+
+def test_the_setting_switches_the_reading_models_off(monkeypatch):
+    from delegate.config import Settings
+    from delegate.decide import build_engine
+
+    assert build_engine("local", Settings()).read is True
+    monkeypatch.setenv("DELEGATE_FLOOR_READER", "off")
+    assert build_engine("local", Settings()).read is False
