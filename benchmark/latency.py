@@ -20,8 +20,7 @@ from rich.console import Console
 from rich.table import Table
 
 from benchmark.scoring.data import FIXTURES, BenchMeeting, load
-from delegate.decide import build_engine
-from delegate.decide import floor_reader
+from delegate.decide import build_engine, floor_reader
 from delegate.decide.base import Engine
 from delegate.extras import run_cli
 from delegate.language import encoder, similarity, text

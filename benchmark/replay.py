@@ -5,6 +5,8 @@ from __future__ import annotations
 import asyncio
 import json
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from enum import StrEnum
 from itertools import zip_longest
 from pathlib import Path
@@ -105,12 +107,22 @@ RULES_OFF = ("backchannel", "addressed-elsewhere", "partner", "nothing-fits")
 """What `--rules-off` may switch off: `delegate.decide.cues.Rules` and compose's "nothing in the brief fits"."""
 
 
-def rules_off(names: set[str]) -> Rules:
-    """The cue rules without those named; "nothing-fits" lowers compose's floors so that some item is always said."""
-    if "nothing-fits" in names:
-        from delegate.decide.compose import ComposeSettings
+@contextmanager
+def nothing_fits_off(off: bool) -> Iterator[None]:
+    """With `off`, compose's floors are lowered for the run so that some item or intent is always said."""
+    from delegate.decide.compose import ComposeSettings
 
+    kept = ComposeSettings.item_floor, ComposeSettings.intent_floor
+    if off:
         ComposeSettings.item_floor = ComposeSettings.intent_floor = -1.0
+    try:
+        yield
+    finally:
+        ComposeSettings.item_floor, ComposeSettings.intent_floor = kept
+
+
+def rules_off(names: set[str]) -> Rules:
+    """The cue rules without those named ("nothing-fits" is compose's: `nothing_fits_off`)."""
     return Rules(backchannel="backchannel" not in names, addressed_elsewhere="addressed-elsewhere" not in names,
                  partner_implicit="partner" not in names)
 
@@ -396,7 +408,8 @@ def main(
         console.print(f"This run makes up to {expected} LLM calls (one per {engine} decision, two per response the LLM judge scores).")
     budget = LLMBudget(eng, jud, max_llm_calls)
     try:
-        rep, results = asyncio.run(_replay(meetings, cases, eng, jud, mode, stream_ok, limit, budget))
+        with nothing_fits_off("nothing-fits" in off):
+            rep, results = asyncio.run(_replay(meetings, cases, eng, jud, mode, stream_ok, limit, budget))
     except LLMBudgetExceeded as e:
         console.print(f"[red]error:[/red] {e}; no report written.")
         raise typer.Exit(1) from e

@@ -57,7 +57,8 @@ def floor_reader(
     rows_cache: Path = typer.Option(Path("reports/floor-reader/rows.npz"), "--rows", help="Reuse (or write) the built rows here (.npz)."),
     checkpoint: Path = typer.Option(Path("reports/floor-reader/checkpoint.pt"), help="Checkpoint written every 100 steps."),
     resume: bool = typer.Option(False, help="Go on from --checkpoint (same rows, steps and seed)."),
-    steps: int = typer.Option(700, min=1, help="Batches of 32 readings to train on."),
+    steps: int = typer.Option(250, min=1, help="Batches of 32 readings to train on."),
+    lr: float = typer.Option(2e-4, help="Learning rate of the encoder layers (the head's is 20 times it)."),
     per_corpus: int = typer.Option(8000, min=30, help="Rows per QMSum corpus (AMI, ICSI, committees)."),
     qmsum_every: int = typer.Option(1, min=1, help="Learn from every n-th QMSum meeting only."),
     seed: int = typer.Option(0),
@@ -79,7 +80,7 @@ def floor_reader(
         rows_cache.parent.mkdir(parents=True, exist_ok=True)
         np.savez_compressed(rows_cache, **rows)
     typer.echo(f"{len(rows['y'])} rows, {int(rows['y'].sum())} positive")
-    typer.echo(fr.train(rows, out, checkpoint, steps, seed=seed, resume=resume, log=typer.echo))
+    typer.echo(fr.train(rows, out, checkpoint, steps, lr=lr, seed=seed, resume=resume, log=typer.echo))
 
 
 @app.command("floor-stack")

@@ -195,7 +195,7 @@ def train(rows: dict[str, np.ndarray], out: Path, checkpoint: Path, steps: int, 
     per_epoch = n // batch
     order: np.ndarray | None = None
     epoch = -1
-    t0, loss_sum = time.perf_counter(), 0.0
+    t0, loss_sum, since = time.perf_counter(), 0.0, 0
     net.train()
     for step in range(start, steps):
         if step // per_epoch != epoch:
@@ -210,12 +210,13 @@ def train(rows: dict[str, np.ndarray], out: Path, checkpoint: Path, steps: int, 
         opt.step()
         sched.step()
         loss_sum += float(loss.detach())
+        since += 1
         if (step + 1) % CHECKPOINT_EVERY == 0 or step + 1 == steps:
             checkpoint.parent.mkdir(parents=True, exist_ok=True)
             torch.save({"net": net.state_dict(), "opt": opt.state_dict(), "sched": sched.state_dict(), "step": step + 1}, checkpoint)
             done = step + 1 - start
-            log(json.dumps({"step": step + 1, "of": steps, "loss": round(loss_sum / min(done, CHECKPOINT_EVERY), 4),
+            log(json.dumps({"step": step + 1, "of": steps, "loss": round(loss_sum / since, 4),
                             "s_per_step": round((time.perf_counter() - t0) / done, 3)}))
-            loss_sum = 0.0
+            loss_sum, since = 0.0, 0
     net.eval()
     return export(net, out)

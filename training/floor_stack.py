@@ -103,14 +103,43 @@ def fit_stack(zc: np.ndarray, zt: np.ndarray, y: np.ndarray, w: np.ndarray, band
     return TextStack(cheap=round(a, 4), text=round(b, 4), bias=round(c, 4), threshold=_best_threshold(y, p, w), gate=band)
 
 
-def run(elitr: Path, folds: Path, out: Path, ship: Path | None, share: float = GATE_SHARE, seed: int = 0) -> dict:
+def cached_rows(elitr: Path, path: Path, seed: int = 0) -> ElitrRows:
+    """`elitr_rows`, kept in `path` (they do not depend on any fitted weights: a new reader reuses them)."""
+    if path.is_file():
+        with np.load(path, allow_pickle=False) as d:
+            ids = [[int(t) for t in r if t] for r in d["ids"]]
+            return ElitrRows(d["meeting"].tolist(), d["x"].tolist(), ids, d["y"].tolist(), d["case"].tolist())
     rows = elitr_rows(elitr, seed)
+    from training.floor_reader import padded
+
+    path.parent.mkdir(parents=True, exist_ok=True)
+    np.savez_compressed(path, meeting=np.asarray(rows.meeting), x=np.asarray(rows.x, dtype=np.float64), ids=padded(rows.ids),
+                        y=np.asarray(rows.y), case=np.asarray(rows.case))
+    return rows
+
+
+def reader_log_odds(rows: ElitrRows, out: Path) -> np.ndarray:
+    """The shipped reader's log-odds of every row, kept beside the rows for these weights (a reading costs ~5 ms)."""
+    import hashlib
+    from importlib import resources
+
+    weights = resources.files("delegate.weights").joinpath("floor_reader", floor_reader.WEIGHTS_FILE).read_bytes()
+    path = out / f"reader-{hashlib.sha256(weights).hexdigest()[:12]}.npy"
+    if path.is_file():
+        return np.load(path)
+    reader = floor_reader.shipped()
+    zt = np.concatenate([reader.log_odds(rows.ids[k : k + 64]) for k in range(0, len(rows.y), 64)])
+    np.save(path, zt)
+    return zt
+
+
+def run(elitr: Path, folds: Path, out: Path, ship: Path | None, share: float = GATE_SHARE, seed: int = 0) -> dict:
+    rows = cached_rows(elitr, out / "rows.npz", seed)
     meeting = np.asarray(rows.meeting)
     y = np.asarray(rows.y)
     case = np.asarray(rows.case)
     w = np.where(case, CASE_WEIGHT, 1.0)
-    reader = floor_reader.shipped()
-    zt = np.concatenate([reader.log_odds(rows.ids[k : k + 64]) for k in range(0, len(y), 64)])
+    zt = reader_log_odds(rows, out)
     models = {m: TurnTakingModel.read(folds / f"{m}.json") for m in sorted(set(rows.meeting))}
     zc = np.asarray([models[m].log_odds(x) for m, x in zip(rows.meeting, rows.x, strict=True)])
     pc = 1 / (1 + np.exp(-zc))
@@ -139,13 +168,12 @@ def run(elitr: Path, folds: Path, out: Path, ship: Path | None, share: float = G
     }
     report["in_gate"] = {"natural": float(in_gate[~case].mean()), "cases": float(in_gate[case].mean())}
     if ship is not None:
+        # Fitted on every meeting's held-out cheap log-odds: the shipped cheap model has seen these meetings,
+        # and its own log-odds on them are too sure for the reader to be weighed against.
         model = TurnTakingModel.read(ship)
-        band = gate(1 / (1 + np.exp(-np.asarray([model.log_odds(x) for x, c in zip(rows.x, rows.case, strict=True) if not c]))),
-                    model.threshold, share)
-        zs = np.asarray([model.log_odds(x) for x in rows.x])
-        ps = 1 / (1 + np.exp(-zs))
-        g = (ps >= band[0]) & (ps <= band[1])
-        stack = fit_stack(zs[g], zt[g], y[g], w[g], band)
+        band = gate(pc[~case], model.threshold, share)
+        g = (pc >= band[0]) & (pc <= band[1])
+        stack = fit_stack(zc[g], zt[g], y[g], w[g], band)
         write_model(model.model_copy(update={"text": stack}), ship)
         report["shipped"] = stack.model_dump()
     (out / "stack.json").write_text(json.dumps(report, indent=1, default=lambda v: None if isinstance(v, float) and math.isnan(v) else v),
