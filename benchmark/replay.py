@@ -127,7 +127,7 @@ def rules_off(names: set[str]) -> Rules:
                  partner_implicit="partner" not in names)
 
 
-def fold_engine(folder: Path, meetings: list[BenchMeeting], read: bool = True, rules: Rules = RULES) -> Engine:
+def fold_engine(folder: Path, meetings: list[BenchMeeting], read: bool = True, rules: Rules = RULES, text: bool = True) -> Engine:
     """The local engine deciding each meeting with `folder/<meeting_id>.json`: turn-taking weights fitted
     without that meeting (`python -m delegate.train turn-taking --report DIR` writes them to DIR/folds)."""
     from delegate.decide.local import LocalEngine
@@ -136,7 +136,7 @@ def fold_engine(folder: Path, meetings: list[BenchMeeting], read: bool = True, r
     if missing:
         raise BenchDataError(f"--weights-folds {folder}: no fold weights for {', '.join(missing)}")
     models = {m.meeting_id: TurnTakingModel.read(folder / f"{m.meeting_id}.json") for m in meetings}
-    return LocalEngine(model_for=models.__getitem__, read=read, rules=rules)
+    return LocalEngine(model_for=models.__getitem__, read=read, rules=rules, text=text)
 
 
 def make_judge(name: str) -> Judge:
@@ -373,6 +373,8 @@ def main(
                                        "turn-taking weights in this folder named after it (leave-one-meeting-out folds)."),
     floor_reader: bool = typer.Option(True, "--floor-reader/--no-floor-reader", help="With --weights-folds: let the reading "
                                       "models decide where the cheap floor model is unsure (DELEGATE_FLOOR_READER)."),
+    floor_text: bool = typer.Option(True, "--floor-text/--no-floor-text", help="With --weights-folds: where the fold "
+                                    "weights hold a floor reader stack, it decides in its gate (DELEGATE_FLOOR_TEXT)."),
     rules_off_: str = typer.Option("", "--rules-off", help=f"With --weights-folds, for the ablation: comma-separated rules to "
                                    f"switch off ({', '.join(RULES_OFF)})."),
 ) -> None:
@@ -391,9 +393,9 @@ def main(
         off = {r.strip() for r in rules_off_.split(",") if r.strip()}
         if off - set(RULES_OFF):
             raise BenchDataError(f"--rules-off: unknown {sorted(off - set(RULES_OFF))}; choose from {', '.join(RULES_OFF)}")
-        if (off or not floor_reader) and weights_folds is None:
-            raise BenchDataError("--rules-off and --no-floor-reader apply with --weights-folds (the held-out ablation)")
-        eng = (fold_engine(weights_folds, meetings, floor_reader, rules_off(off)) if weights_folds is not None
+        if (off or not floor_reader or not floor_text) and weights_folds is None:
+            raise BenchDataError("--rules-off, --no-floor-reader and --no-floor-text apply with --weights-folds (the held-out ablation)")
+        eng = (fold_engine(weights_folds, meetings, floor_reader, rules_off(off), floor_text) if weights_folds is not None
                else make_engine(engine, meetings, cases, seed))
         jud = make_judge(judge)
     except (BenchDataError, ValueError) as e:

@@ -56,9 +56,14 @@ class Cue:
 
 
 def detect(
-    meeting: MeetingState, principal: Profile, model: TurnTakingModel | None = None, read: bool = True, rules: Rules = RULES
+    meeting: MeetingState,
+    principal: Profile,
+    model: TurnTakingModel | None = None,
+    read: bool = True,
+    rules: Rules = RULES,
+    text: bool = True,
 ) -> Cue:
-    """The cue of the latest utterance; `read=False` keeps the reading models (floor reader, encoder) out of it."""
+    """The cue of the latest utterance; `read=False` keeps the reading models out of it, `text=False` the floor reader."""
     last = meeting.last
     if last is None:
         return Cue(Scenario.none, 1.0, "nothing said yet")
@@ -90,7 +95,7 @@ def detect(
         return Cue(Scenario.none, 0.8, "a backchannel: the floor has not moved")
 
     model = model or shipped()
-    verdict = floor(meeting, principal, addr, model, read)
+    verdict = floor(meeting, principal, addr, model, read, text)
     p = verdict.probability
     if not verdict.taken:
         why = "the floor is not theirs now" + (" (read against their brief)" if verdict.read else "")

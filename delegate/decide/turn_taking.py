@@ -418,16 +418,18 @@ class Floor:
         return self.probability >= self.threshold
 
 
-def floor(meeting: MeetingState, candidate: Profile, addr: Addressing, model: TurnTakingModel, read: bool = True) -> Floor:
-    """The cheap model first; where it is unsure, the floor reader reads the last turns (or, in weights without
-    one, the encoder's reader reads the turn against the brief). `read=False` (`DELEGATE_FLOOR_READER=off`):
-    the cheap model alone, a fraction of the CPU."""
+def floor(
+    meeting: MeetingState, candidate: Profile, addr: Addressing, model: TurnTakingModel, read: bool = True, text: bool = True
+) -> Floor:
+    """The cheap model first; where it is unsure, the floor reader reads the last turns (with `text` and weights that
+    hold its stack), else the encoder's reader reads the turn against the brief. `read=False`
+    (`DELEGATE_FLOOR_READER=off`): the cheap model alone, a fraction of the CPU."""
     x = features(meeting, candidate, addr)
     z = model.log_odds(x)
     p = _sigmoid(z)
     if not read:
         return Floor(p, model.threshold, False)
-    stack = model.text
+    stack = model.text if text else None
     if stack is not None:
         if not stack.gate[0] <= p <= stack.gate[1]:
             return Floor(p, model.threshold, False)

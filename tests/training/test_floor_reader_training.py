@@ -21,9 +21,12 @@ def _rows() -> dict[str, np.ndarray]:
 
 
 def test_without_torch_the_command_names_the_extra(monkeypatch):
+    from delegate.extras import missing_extra
+
     monkeypatch.setitem(sys.modules, "torch", None)
-    with pytest.raises(SystemExit, match=r"train-text"):
+    with pytest.raises(ModuleNotFoundError) as e:
         fr._torch()
+    assert "pip install 'meeting-delegate[train-text]'" in str(missing_extra(e.value))
 
 
 def test_the_numpy_run_time_reads_as_the_trained_network_does(tmp_path):

@@ -2,7 +2,6 @@
 
 from importlib import resources
 
-from delegate.addressing import person
 from delegate.decide import floor_reader
 from delegate.decide.floor_reader import CLS, MAX_PIECES, SEP, Turn, encode, pieces, reading
 from delegate.decide.turn_taking import TextStack, TreeArrays, TurnTakingModel, addressing, floor, shipped
@@ -85,12 +84,18 @@ def test_the_floor_reader_decides_inside_its_gate_only_and_can_be_switched_off()
     assert not outside.read and outside.probability == 0.5
     off = floor(s, PRIYA, addr, _cheap_half().model_copy(update={"text": stack}), read=False)
     assert not off.read and off.probability == 0.5
+    # Without `text` (DELEGATE_FLOOR_TEXT off, the default) the stack is left alone: weights without an encoder
+    # reader then leave the moment to the cheap model.
+    assert floor(s, PRIYA, addr, _cheap_half().model_copy(update={"text": stack}), text=False).probability == 0.5
 
 
 def test_the_setting_switches_the_reading_models_off(monkeypatch):
     from delegate.config import Settings
     from delegate.decide import build_engine
 
-    assert build_engine("local", Settings()).read is True
+    engine = build_engine("local", Settings())
+    assert engine.read is True and engine.text is False  # the text model ships switched off (docs/turn-taking.md)
     monkeypatch.setenv("DELEGATE_FLOOR_READER", "off")
-    assert build_engine("local", Settings()).read is False
+    monkeypatch.setenv("DELEGATE_FLOOR_TEXT", "on")
+    engine = build_engine("local", Settings())
+    assert engine.read is False and engine.text is True
