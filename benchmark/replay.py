@@ -103,7 +103,7 @@ def make_engine(name: str, meetings: list[BenchMeeting], cases: dict[str, list[C
     return build_engine(name)
 
 
-RULES_OFF = ("backchannel", "addressed-elsewhere", "partner", "nothing-fits")
+RULES_OFF = ("addressed-elsewhere", "partner", "nothing-fits")
 """What `--rules-off` may switch off: `delegate.decide.cues.Rules` and compose's "nothing in the brief fits"."""
 
 
@@ -123,8 +123,7 @@ def nothing_fits_off(off: bool) -> Iterator[None]:
 
 def rules_off(names: set[str]) -> Rules:
     """The cue rules without those named ("nothing-fits" is compose's: `nothing_fits_off`)."""
-    return Rules(backchannel="backchannel" not in names, addressed_elsewhere="addressed-elsewhere" not in names,
-                 partner_implicit="partner" not in names)
+    return Rules(addressed_elsewhere="addressed-elsewhere" not in names, partner_implicit="partner" not in names)
 
 
 def fold_engine(folder: Path, meetings: list[BenchMeeting], read: bool = True, rules: Rules = RULES, text: bool = True) -> Engine:
