@@ -20,7 +20,7 @@ from rich.console import Console
 from rich.table import Table
 
 from benchmark.scoring.data import FIXTURES, BenchMeeting, load
-from delegate.decide import build_engine
+from delegate.decide import build_engine, floor_reader
 from delegate.decide.base import Engine
 from delegate.extras import run_cli
 from delegate.language import encoder, similarity, text
@@ -44,6 +44,7 @@ def block(meeting: BenchMeeting, start_id: int) -> list[Utterance]:
 def _forget(timed: list[Utterance]) -> None:
     similarity.forget([u.text for u in timed])
     encoder.shipped().forget([u.text for u in timed])
+    floor_reader.pieces.cache_clear()
     text.tokens.cache_clear()
     text.content_words.cache_clear()
 

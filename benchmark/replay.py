@@ -5,6 +5,8 @@ from __future__ import annotations
 import asyncio
 import json
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from enum import StrEnum
 from itertools import zip_longest
 from pathlib import Path
@@ -24,6 +26,7 @@ from benchmark.scoring.variants import GarbleSource
 from benchmark.scoring.variants import derive as derive_variants
 from delegate.decide import ENGINE_NAMES, build_engine
 from delegate.decide.base import Engine
+from delegate.decide.cues import RULES, Rules
 from delegate.decide.turn_taking import TurnTakingModel
 from delegate.extras import run_cli
 from delegate.meeting import MeetingState
@@ -100,7 +103,30 @@ def make_engine(name: str, meetings: list[BenchMeeting], cases: dict[str, list[C
     return build_engine(name)
 
 
-def fold_engine(folder: Path, meetings: list[BenchMeeting]) -> Engine:
+RULES_OFF = ("addressed-elsewhere", "partner", "nothing-fits")
+"""What `--rules-off` may switch off: `delegate.decide.cues.Rules` and compose's "nothing in the brief fits"."""
+
+
+@contextmanager
+def nothing_fits_off(off: bool) -> Iterator[None]:
+    """With `off`, compose's floors are lowered for the run so that some item or intent is always said."""
+    from delegate.decide.compose import ComposeSettings
+
+    kept = ComposeSettings.item_floor, ComposeSettings.intent_floor
+    if off:
+        ComposeSettings.item_floor = ComposeSettings.intent_floor = -1.0
+    try:
+        yield
+    finally:
+        ComposeSettings.item_floor, ComposeSettings.intent_floor = kept
+
+
+def rules_off(names: set[str]) -> Rules:
+    """The cue rules without those named ("nothing-fits" is compose's: `nothing_fits_off`)."""
+    return Rules(addressed_elsewhere="addressed-elsewhere" not in names, partner_implicit="partner" not in names)
+
+
+def fold_engine(folder: Path, meetings: list[BenchMeeting], read: bool = True, rules: Rules = RULES, text: bool = True) -> Engine:
     """The local engine deciding each meeting with `folder/<meeting_id>.json`: turn-taking weights fitted
     without that meeting (`python -m delegate.train turn-taking --report DIR` writes them to DIR/folds)."""
     from delegate.decide.local import LocalEngine
@@ -109,7 +135,7 @@ def fold_engine(folder: Path, meetings: list[BenchMeeting]) -> Engine:
     if missing:
         raise BenchDataError(f"--weights-folds {folder}: no fold weights for {', '.join(missing)}")
     models = {m.meeting_id: TurnTakingModel.read(folder / f"{m.meeting_id}.json") for m in meetings}
-    return LocalEngine(model_for=models.__getitem__)
+    return LocalEngine(model_for=models.__getitem__, read=read, rules=rules, text=text)
 
 
 def make_judge(name: str) -> Judge:
@@ -346,6 +372,12 @@ def main(
     garbles: str = typer.Option("recogniser", help="Noisy names from: recogniser (tiny.en on espeak-ng speech, held-out names), biased (the same, recognition biased to attendees) or table (fixed confusions)."),
     weights_folds: Path = typer.Option(None, "--weights-folds", help="Local engine only: decide each meeting with the "
                                        "turn-taking weights in this folder named after it (leave-one-meeting-out folds)."),
+    floor_reader: bool = typer.Option(True, "--floor-reader/--no-floor-reader", help="With --weights-folds: let the reading "
+                                      "models decide where the cheap floor model is unsure (DELEGATE_FLOOR_READER)."),
+    floor_text: bool = typer.Option(True, "--floor-text/--no-floor-text", help="With --weights-folds: where the fold "
+                                    "weights hold a floor reader stack, it decides in its gate (DELEGATE_FLOOR_TEXT)."),
+    rules_off_: str = typer.Option("", "--rules-off", help=f"With --weights-folds, for the ablation: comma-separated rules to "
+                                   f"switch off ({', '.join(RULES_OFF)})."),
 ) -> None:
     """Replay benchmark meetings through an engine and print the paper's figures."""
     try:
@@ -359,7 +391,13 @@ def main(
         cases = select_cases(meetings, wanted, derive, seed, limit, cast(GarbleSource, garbles))
         if weights_folds is not None and engine != "local":
             raise BenchDataError("--weights-folds applies to the local engine only")
-        eng = fold_engine(weights_folds, meetings) if weights_folds is not None else make_engine(engine, meetings, cases, seed)
+        off = {r.strip() for r in rules_off_.split(",") if r.strip()}
+        if off - set(RULES_OFF):
+            raise BenchDataError(f"--rules-off: unknown {sorted(off - set(RULES_OFF))}; choose from {', '.join(RULES_OFF)}")
+        if (off or not floor_reader or not floor_text) and weights_folds is None:
+            raise BenchDataError("--rules-off, --no-floor-reader and --no-floor-text apply with --weights-folds (the held-out ablation)")
+        eng = (fold_engine(weights_folds, meetings, floor_reader, rules_off(off), floor_text) if weights_folds is not None
+               else make_engine(engine, meetings, cases, seed))
         jud = make_judge(judge)
     except (BenchDataError, ValueError) as e:
         console.print(f"[red]error:[/red] {e}")
@@ -373,7 +411,8 @@ def main(
         console.print(f"This run makes up to {expected} LLM calls (one per {engine} decision, two per response the LLM judge scores).")
     budget = LLMBudget(eng, jud, max_llm_calls)
     try:
-        rep, results = asyncio.run(_replay(meetings, cases, eng, jud, mode, stream_ok, limit, budget))
+        with nothing_fits_off("nothing-fits" in off):
+            rep, results = asyncio.run(_replay(meetings, cases, eng, jud, mode, stream_ok, limit, budget))
     except LLMBudgetExceeded as e:
         console.print(f"[red]error:[/red] {e}; no report written.")
         raise typer.Exit(1) from e

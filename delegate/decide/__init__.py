@@ -47,7 +47,7 @@ def build_engine(name: str, settings: Settings | None = None, client: LLMClient 
     settings = settings or Settings()
     from delegate.decide.local import LocalEngine
 
-    local = LocalEngine()
+    local = LocalEngine(read=settings.floor_reader, text=settings.floor_text)
     if not kind.uses_llm:
         return local
     from delegate.decide.llm import LLMEngine

@@ -13,7 +13,7 @@ from collections.abc import Callable
 
 from delegate.decide.answers import Lookup, settle
 from delegate.decide.compose import HOLDING_LINES, compose, holding_line
-from delegate.decide.cues import current_talk, detect
+from delegate.decide.cues import RULES, Rules, current_talk, detect
 from delegate.decide.reading import BatchedReading
 from delegate.decide.turn_taking import TurnTakingModel
 from delegate.language.deferred import NotReadYet, deferred
@@ -32,13 +32,22 @@ class LocalEngine:
         self,
         model_for: Callable[[str], TurnTakingModel] | None = None,
         lookup_for: Callable[[MeetingState, Profile], Lookup | None] | None = None,
+        read: bool = True,
+        rules: Rules = RULES,
+        text: bool = False,
     ) -> None:
         """`model_for(meeting_id)`: the turn-taking model to use in that meeting (default: the shipped one);
         the benchmark scores each meeting with a model that did not train on it. `lookup_for`: the search
-        over the principal's allowed sources in that meeting, if any (built once per meeting by its owner)."""
+        over the principal's allowed sources in that meeting, if any (built once per meeting by its owner). `read`:
+        whether the floor's reading models run where the cheap model is unsure (`Settings.floor_reader`); `text`: whether
+        the floor reader's stack, where the weights hold one, decides there (`Settings.floor_text`); `rules`: which
+        hand-made rules around the floor model apply (all, but in the ablation)."""
         self.model_for = model_for
         self.lookup_for = lookup_for
         self.reading = BatchedReading()
+        self.read = read
+        self.rules = rules
+        self.text = text
         # Load the static embeddings now, so the first decision of a meeting is as fast as the others.
         warm_up()
 
@@ -47,7 +56,7 @@ class LocalEngine:
         last = meeting.last
         if last is None:
             raise ValueError("decide() needs at least one utterance in the meeting")
-        cue = detect(meeting, principal, self.model_for(meeting.meeting_id) if self.model_for else None)
+        cue = detect(meeting, principal, self.model_for(meeting.meeting_id) if self.model_for else None, self.read, self.rules, self.text)
         speak = ""
         reason = cue.reason
         used_bg: list[int] = []

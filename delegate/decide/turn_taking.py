@@ -317,6 +317,23 @@ class Reader(BaseModel):
         return _sigmoid(self.log_odds(x))
 
 
+class TextStack(BaseModel):
+    """Where the cheap model is unsure (`gate`), the floor reader reads the turns: its log-odds and the cheap
+    model's, weighed by `cheap`, `text` and `bias` (a logistic regression fitted on held-out predictions), decide."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    cheap: float
+    text: float
+    bias: float
+    threshold: float
+    gate: tuple[float, float]
+    """Cheap probabilities from which to which the floor reader is asked (a bounded share of moments: its cost)."""
+
+    def probability(self, cheap_log_odds: float, text_log_odds: float) -> float:
+        return _sigmoid(self.cheap * cheap_log_odds + self.text * text_log_odds + self.bias)
+
+
 class TurnTakingModel(BaseModel):
     """A boosted tree ensemble over `FEATURES` giving the log-odds that the candidate takes the next turn."""
 
@@ -330,6 +347,8 @@ class TurnTakingModel(BaseModel):
     trained_on: dict[str, int]
     """Meetings per corpus the model was fitted on."""
     reader: Reader | None = None
+    text: TextStack | None = None
+    """The floor reader's place, when it has one: asked before `reader`, which it then replaces."""
 
     def check(self) -> TurnTakingModel:
         if tuple(self.features) != FEATURES:
@@ -392,18 +411,32 @@ class Floor:
     probability: float
     threshold: float
     read: bool
-    """Whether the reader (the sentence encoder) decided, rather than the cheap model."""
+    """Whether a reading model (the floor reader, or the sentence encoder's reader) decided, rather than the cheap model."""
 
     @property
     def taken(self) -> bool:
         return self.probability >= self.threshold
 
 
-def floor(meeting: MeetingState, candidate: Profile, addr: Addressing, model: TurnTakingModel) -> Floor:
-    """The cheap model first; where it is unsure and the candidate has a brief, the reader reads the turn against it."""
+def floor(
+    meeting: MeetingState, candidate: Profile, addr: Addressing, model: TurnTakingModel, read: bool = True, text: bool = True
+) -> Floor:
+    """The cheap model first; where it is unsure, the floor reader reads the last turns (with `text` and weights that
+    hold its stack), else the encoder's reader reads the turn against the brief. `read=False`
+    (`DELEGATE_FLOOR_READER=off`): the cheap model alone, a fraction of the CPU."""
     x = features(meeting, candidate, addr)
     z = model.log_odds(x)
     p = _sigmoid(z)
+    if not read:
+        return Floor(p, model.threshold, False)
+    stack = model.text if text else None
+    if stack is not None:
+        if not stack.gate[0] <= p <= stack.gate[1]:
+            return Floor(p, model.threshold, False)
+        from delegate.decide import floor_reader
+
+        zt = float(floor_reader.shipped().log_odds([floor_reader.reading(meeting, candidate)])[0])
+        return Floor(stack.probability(z, zt), stack.threshold, True)
     has_brief = bool(x[FEATURES.index("has_profile")])
     if not model.gated(p, has_brief):
         return Floor(p, model.threshold, False)

@@ -223,10 +223,20 @@ def _blas():  # type: ignore[no-untyped-def]  # threadpoolctl has no stubs
     return ThreadpoolController()
 
 
+def packed_arrays() -> dict[str, np.ndarray]:
+    """The shipped int8 arrays as stored (the floor reader's training starts from them)."""
+    folder = resources.files("delegate.weights").joinpath("encoder")
+    with np.load(io.BytesIO(folder.joinpath(MODEL_FILE).read_bytes()), allow_pickle=False) as data:
+        return {k: data[k] for k in data.files}
+
+
+@cache
+def tokenizer_json() -> str:
+    return resources.files("delegate.weights").joinpath("encoder").joinpath(TOKENIZER_FILE).read_text(encoding="utf-8")
+
+
 @cache
 def shipped() -> Encoder:
     """The encoder shipped in the package, loaded once per process (~0.5 s)."""
     folder = resources.files("delegate.weights").joinpath("encoder")
-    with np.load(io.BytesIO(folder.joinpath(MODEL_FILE).read_bytes()), allow_pickle=False) as data:
-        arrays = {k: data[k] for k in data.files}
-    return Encoder(arrays, folder.joinpath(TOKENIZER_FILE).read_text(encoding="utf-8"), folder.joinpath(GRAPH_FILE).read_bytes())
+    return Encoder(packed_arrays(), tokenizer_json(), folder.joinpath(GRAPH_FILE).read_bytes())

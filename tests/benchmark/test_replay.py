@@ -117,9 +117,35 @@ def test_weights_folds_decide_each_meeting_with_its_own_file(tmp_path):
     shipped = resources.files("delegate.weights").joinpath("turn_taking.json").read_text()
     (folds / f"{load(fixture)[0].meeting_id}.json").write_text(shipped)
     figures = []
-    for extra in ([], ["--weights-folds", str(folds)]):
+    # The shipped weights hold the floor reader's stack, switched off in the product (DELEGATE_FLOOR_TEXT): off here too.
+    for extra in ([], ["--weights-folds", str(folds), "--no-floor-text"]):
         out = tmp_path / f"run{len(extra)}"
         result = runner.invoke(app, ["--data", str(fixture), "--out", str(out), "--mode", "snapshot", *extra])
         assert result.exit_code == 0, result.output
         figures.append(json.loads((out / "report.json").read_text())["response_rate"])
     assert figures[0] == figures[1]
+
+
+def test_rules_off_ablates_held_out_and_names_the_rules_it_knows(tmp_path):
+    from importlib import resources
+
+    from benchmark.scoring.data import load
+    from delegate.decide.compose import ComposeSettings
+
+    fixture = sorted(FIXTURES.glob("*.json"))[0]
+    folds = tmp_path / "folds"
+    folds.mkdir()
+    (folds / f"{load(fixture)[0].meeting_id}.json").write_text(resources.files("delegate.weights").joinpath("turn_taking.json").read_text())
+    unknown = runner.invoke(app, ["--data", str(fixture), "--out", str(tmp_path / "x"), "--weights-folds", str(folds), "--rules-off", "names"])
+    assert unknown.exit_code == 2 and "addressed-elsewhere" in unknown.output
+    alone = runner.invoke(app, ["--data", str(fixture), "--out", str(tmp_path / "x"), "--rules-off", "partner"])
+    assert alone.exit_code == 2 and "--weights-folds" in alone.output
+    floors = ComposeSettings.item_floor, ComposeSettings.intent_floor
+    said = []
+    for extra in ([], ["--rules-off", "nothing-fits,addressed-elsewhere"]):
+        out = tmp_path / f"run{len(extra)}"
+        result = runner.invoke(app, ["--data", str(fixture), "--out", str(out), "--mode", "snapshot", "--weights-folds", str(folds), *extra])
+        assert result.exit_code == 0, result.output
+        said.append(json.loads((out / "report.json").read_text())["response_rate"]["all"])
+    assert said[1] >= said[0]  # with compose's floors off, a granted floor is always answered
+    assert (ComposeSettings.item_floor, ComposeSettings.intent_floor) == floors  # and the floors come back after the run

@@ -114,3 +114,15 @@ def test_an_outsider_does_not_chime_in_on_the_meetings_general_topic():
         ("P1", "And the translations of the 5.4 release notes, are they planned?"),
     ])
     assert detect(s, PRIYA).scenario is Scenario.none
+
+
+def test_each_rule_can_be_switched_off_for_the_ablation_and_a_named_principal_stays_answered():
+    from delegate.decide.cues import Rules
+
+    elsewhere = meeting([("P2", "The crash fix is merged."), ("P1", "Tomasz, can you tell us whether the crash is still reproducible?")])
+    assert "Tomasz" not in detect(elsewhere, PRIYA, rules=Rules(addressed_elsewhere=False)).reason
+    backchannel = meeting([("P2", "The crash fix is merged."), ("P1", "Okay.")])
+    assert detect(backchannel, PRIYA).floor > 0  # no rule settles a backchannel: the floor model is asked
+    named = meeting([("P1", "Let's start with QA."), ("P1", "Priya, where are we with the Android crash?")])
+    off = Rules(addressed_elsewhere=False, partner_implicit=False)
+    assert detect(named, PRIYA, rules=off).scenario is Scenario.explicit_cue
