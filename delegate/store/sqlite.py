@@ -81,6 +81,9 @@ def _connect(path: Path, readonly: bool = False) -> sqlite3.Connection:
     # NORMAL in WAL mode survives a crash of the process (what a server restart is); only a power
     # loss can take back the last commits, and FULL would pay an fsync per batch for that.
     conn.execute("PRAGMA synchronous=NORMAL")
+    # A meeting's registry row holds the whole brief, private notes included, while it is open (for takeover);
+    # deleted, its bytes are overwritten rather than left in the file's free pages.
+    conn.execute("PRAGMA secure_delete=ON")
     conn.executescript(_SCHEMA)
     return conn
 

@@ -271,6 +271,21 @@ async def test_the_registry_keeps_the_full_spec_until_the_meeting_is_unregistere
         await store.close()
 
 
+async def test_an_unregistered_meetings_private_notes_are_gone_from_the_files(db: Path) -> None:
+    store = SQLiteStore(db)
+    store.open()
+    try:
+        spec = {"principal": {"name": "Alice", "background": [{"context": "c", "information": "Zanzibar-7731", "shareable": False}]}}
+        await store.register(MeetingRecord(meeting_id="m1", owner="tok", spec=spec))
+        await store.unregister("m1")
+    finally:
+        await store.close()
+    with sqlite3.connect(db) as conn:
+        conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    leftovers = [p.name for p in db.parent.iterdir() if p.is_file() and b"Zanzibar-7731" in p.read_bytes()]
+    assert leftovers == []
+
+
 def test_open_store_chooses_the_backend_from_the_database_url(tmp_path: Path) -> None:
     assert isinstance(open_store(Settings(db_path=tmp_path / "a.sqlite")), SQLiteStore)
     pg = open_store(Settings(database_url="postgresql://u@127.0.0.1:1/db"))
