@@ -37,6 +37,7 @@ from delegate.server.protocol import (
     Ask,
     AudioEnd,
     AudioStart,
+    CreateMeeting,
     DecisionMessage,
     ErrorCode,
     ErrorMessage,
@@ -104,12 +105,14 @@ async def create_meeting(
 ) -> CreatedMeeting:
     """The principal's side (`POST /v1/meetings` with the principal's `token`): start a meeting and get its bot
     token to hand to the bot. `url` as for `DelegateClient` (`ws://` or `http://`). A refusal raises `DelegateError`."""
-    body: dict[str, Any] = {
-        "principal": Profile.model_validate(principal).model_dump(mode="json"),
-        "attendees": list(attendees),
-        "names": dict(names or {}),
-    }
-    body |= {k: v for k, v in {"meeting_id": meeting_id, "engine": engine, "approval": approval}.items() if v is not None}
+    body = CreateMeeting(
+        principal=Profile.model_validate(principal),
+        attendees=list(attendees),
+        names=dict(names or {}),
+        meeting_id=meeting_id,
+        engine=engine,
+        approval=approval or "none",
+    ).model_dump(mode="json", exclude_none=True)
     headers = {"Authorization": f"Bearer {token}"} if token else {}
     async with httpx.AsyncClient(base_url=_http_base(url), headers=headers, timeout=30) as http:
         r = await http.post("/v1/meetings", json=body)

@@ -254,14 +254,8 @@ class UtteranceIn(Utterance):
     type: Literal["utterance"]
 
     def utterance(self) -> Utterance:
-        return Utterance(
-            id=self.id,
-            speaker=self.speaker,
-            text=self.text,
-            start=self.start,
-            end=self.end,
-            names_unheard=self.names_unheard,
-        )
+        # Every field of `Utterance` carries over (a new one needs no change here); a typed turn is a final one.
+        return Utterance(**self.model_dump(exclude={"type", "final"}))
 
 
 class AudioStart(_Message):
