@@ -142,3 +142,38 @@ def test_the_recorded_payloads_verify_and_map_as_attendee_means_them() -> None:
     assert admission_of(StateChange.model_validate({"new_state": "waiting_room"})) == "waiting_room"
     assert admission_of(StateChange.model_validate({"new_state": "joined_not_recording"})) == "in_meeting"
     assert admission_of(StateChange.model_validate({"new_state": "scheduled"})) is None
+
+
+async def test_the_meetings_audio_into_the_delegates_recogniser_and_its_answer_out_as_bot_audio(
+    voiced: LiveServer, fake: FakeAttendee
+) -> None:
+    from benchmark.asr import AUDIO_FIXTURES
+    from delegate.asr.whisper import SAMPLE_RATE, load_speech_model, read_audio
+
+    load_speech_model()  # the server shares this process's model: loaded before the meeting
+    sirui = json.loads((AUDIO_FIXTURES / "principal_sirui.json").read_text())
+    question = read_audio(AUDIO_FIXTURES / "cue_named.wav")  # Peter: "Sirui, how is the data collection going?"
+    meeting = asyncio.create_task(attend(
+        MEETING_URL, sirui, attendee.service(settings_of(fake), listen="audio"), delegate_url=voiced.url,
+        public_url=lambda port: f"http://127.0.0.1:{port}", meeting_id="att-3", attendees=["Peter"],
+    ))
+    bot = await asyncio.wait_for(fake.created.get(), 20)
+    await bot.connect_audio()
+    assert await bot.change_state("joined_recording", "joined_meeting") == 200
+    await until(lambda: [s for s in spoken(voiced, "att-3") if s.get("disclosure")])
+    before = len(bot.output_pcm)
+
+    assert await bot.participant("p-7", "Peter", "speech_start") == 200  # Attendee says who speaks now
+    step = SAMPLE_RATE // 10 * 2
+    for at in range(0, len(question), step):  # in real time, 100 ms at a time, as Attendee streams it
+        await bot.send_audio(question[at : at + step])
+        await asyncio.sleep(0.1)
+    answer = await until(lambda: [s for s in spoken(voiced, "att-3") if not s.get("disclosure")], timeout=60)
+    assert "two hundred recordings" in answer[0]["said"]
+    await until(lambda: len(bot.output_pcm) - before >= (answer[0]["sent_ms"] - 10) * 32)
+
+    assert await bot.change_state("ended", "meeting_ended") == 200
+    assert (await asyncio.wait_for(meeting, 30)).admission == "ended"
+    turns = [e.payload for e in read_events(voiced.settings.db_path, "att-3") if e.kind == AuditKind.utterance]
+    assert turns and {t["speaker"] for t in turns} == {"Peter"}
+    assert "data collection" in turns[-1]["text"].lower()
