@@ -12,6 +12,7 @@ import base64
 import contextlib
 import json
 import secrets
+import time
 import uuid
 from dataclasses import dataclass, field
 from importlib import resources
@@ -50,6 +51,8 @@ class FakeBot:
     output: list[bytes] = field(default_factory=list)
     """Audio the bridge sent as `realtime_audio.bot_output`, decoded, in order."""
     output_rates: list[int] = field(default_factory=list)
+    output_at: list[float] = field(default_factory=list)
+    """`time.perf_counter()` when each output chunk arrived."""
     state: str = "joining"
     ws: ClientConnection | None = None
     _reader: asyncio.Task[None] | None = None
@@ -127,6 +130,7 @@ class FakeBot:
             assert message["trigger"] == template["trigger"]
             assert set(message["data"]) == set(template["data"])
             assert message["data"]["sample_rate"] in SAMPLE_RATES
+            self.output_at.append(time.perf_counter())
             self.output.append(base64.b64decode(message["data"]["chunk"]))
             self.output_rates.append(message["data"]["sample_rate"])
 
