@@ -217,7 +217,7 @@ def brief(
 def attend(
     meeting_url: str = typer.Argument(..., help="The Zoom, Meet or Teams meeting's URL."),
     via: str = typer.Option(..., "--via", help="The meeting-bot service: attendee or recall."),
-    brief: Path = typer.Option(..., "--brief", exists=True, dir_okay=False, help="The principal's profile as JSON (delegate brief makes one)."),
+    brief: Path = typer.Option(..., "--brief", help="The principal's profile as JSON (delegate brief makes one)."),
     server: str = typer.Option("http://127.0.0.1:8000", "--server", help="The running delegate server."),
     token: str = typer.Option(None, envvar="DELEGATE_TOKEN", help="Your bearer token, when the server has tokens."),
     public_url: str = typer.Option(..., "--public-url", help="Where the service reaches this bridge (an https address that forwards to --listen)."),
@@ -246,6 +246,8 @@ def attend(
     host, _, port = listen_on.rpartition(":")
     if not host or not port.isdigit():
         raise _fail(f"--listen {listen_on}: give HOST:PORT, e.g. 127.0.0.1:8765")
+    if not brief.is_file():
+        raise _fail(f"--brief {brief}: no such file; make one with: delegate brief --example -o brief.json")
     try:
         principal = Profile.model_validate(json.loads(brief.read_text(encoding="utf-8")))
     except (ValueError, ValidationError) as e:
