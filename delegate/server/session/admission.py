@@ -25,6 +25,9 @@ class AdmissionDesk:
         self.state: AdmissionState = initial
         self.disclosed = initial == "in_meeting"
         """A meeting that starts in the meeting has a client that discloses on its own (as before)."""
+        self.followed = initial != "in_meeting"
+        """Whether a service reports the bot's admission here (a meeting that started `joining`, or any change
+        since): only then do watchers get it, so a meeting without it replays as it always did."""
 
     @property
     def admitted(self) -> bool:
@@ -36,6 +39,7 @@ class AdmissionDesk:
         if ADMISSION_ORDER[state] <= ADMISSION_ORDER[self.state]:
             return False
         previous, self.state = self.state, state
+        self.followed = True
         await self._outbox.audit(AuditKind.admission, self._core.state.last_id, state=state, previous=previous, detail=detail)
         self._outbox.publish(AdmissionEvent(meeting_id=self._core.meeting_id, state=state, detail=detail))
         self._core.log.info("admission", state=state, previous=previous)

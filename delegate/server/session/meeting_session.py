@@ -279,6 +279,7 @@ class MeetingSession:
         self.decisions.made[:] = rebuilt.decisions
         if rebuilt.admission is not None:
             self.admission.state = rebuilt.admission
+            self.admission.followed = self.admission.followed or rebuilt.admission != "in_meeting" or rebuilt.disclosed
         self.admission.disclosed = self.admission.disclosed or rebuilt.disclosed
         self.action_desk.actions.update(rebuilt.actions)
         self.approval_desk.speech.update(rebuilt.speech)
@@ -342,8 +343,8 @@ class MeetingSession:
             self.meeting_id, self.state.utterances, self.decisions.made, self.speech, self.actions.values(),
             ended=self._ended_reason,
         )
-        # Where the bot stands now, first: the console shows it before the meeting so far.
-        events.insert(0, AdmissionEvent(meeting_id=self.meeting_id, state=self.admission.state))
+        if self.admission.followed:  # where the bot stands now, first: the console shows it before the meeting so far
+            events.insert(0, AdmissionEvent(meeting_id=self.meeting_id, state=self.admission.state))
         return self.watchers.subscribe(events)
 
     # --- inbound ------------------------------------------------------------------------------------

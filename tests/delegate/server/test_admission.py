@@ -101,3 +101,22 @@ async def test_an_unknown_admission_state_is_refused_and_the_session_lives_on(se
         error = await recv(ws)
         assert error["type"] == "error" and error["code"] == "bad_message" and "state" in error["detail"]
         assert [f["type"] for f in await admit(ws, "in_meeting")] == ["disclosure", "ack"]
+
+
+def test_a_meeting_taken_over_from_its_log_keeps_where_its_bot_stood() -> None:
+    from delegate.server.protocol import MeetingSpec
+    from delegate.server.rebuild import rebuild
+    from delegate.store import AuditEvent
+    from testkit.live import ALICE
+
+    spec = MeetingSpec(principal=ALICE, admission="joining")  # type: ignore[arg-type]
+    events = [
+        AuditEvent(meeting_id="m", kind=AuditKind.meeting_created, payload={"admission": "joining"}),
+        AuditEvent(meeting_id="m", kind=AuditKind.admission, payload={"state": "waiting_room"}),
+    ]
+    waiting = rebuild("m", spec, events)
+    assert waiting.admission == "waiting_room" and not waiting.disclosed
+    events += [AuditEvent(meeting_id="m", kind=AuditKind.admission, payload={"state": "in_meeting"}),
+               AuditEvent(meeting_id="m", kind=AuditKind.disclosure, payload={"text": "Hello"})]
+    admitted = rebuild("m", spec, events)
+    assert admitted.admission == "in_meeting" and admitted.disclosed  # said once: not again after the takeover
