@@ -232,9 +232,10 @@ def attend(
     import asyncio
     import json
 
+    import httpx
     from pydantic import ValidationError
 
-    from delegate.client import DelegateError, NotAuthorized
+    from delegate.client import ConnectionLost, DelegateError, NotAuthorized
     from delegate.integrations.attend import attend as run_attend
     from delegate.integrations.bridge import ServiceError
     from delegate.models import Profile
@@ -266,14 +267,25 @@ def attend(
             meeting_url, principal, service, delegate_url=server, token=token, public_url=public_url, host=host,
             port=int(port), attendees=attendee or [], meeting_id=meeting_id, minutes=minutes, on_started=started,
         ))
-    except (ServiceError, DelegateError, NotAuthorized) as e:
+    except (ServiceError, DelegateError, NotAuthorized, ConnectionLost) as e:
         raise _fail(str(e)) from None
+    except httpx.HTTPError as e:
+        raise _fail(f"cannot reach {_where(e)}: {e}") from None
     except OSError as e:
         raise _fail(f"cannot reach {server} or listen on {listen_on}: {e}") from None
     from delegate.language.counts import counted
 
     typer.echo(f"meeting {done.meeting_id}: {done.admission}; {counted(done.utterances, 'turn')} from {via}; "
                f"the audit log: delegate audit {done.meeting_id}")
+
+
+def _where(error: Any) -> str:
+    """The address an httpx error was about (the delegate server, or the service's API)."""
+    try:
+        url = error.request.url
+    except RuntimeError:
+        return "the server"
+    return f"{url.scheme}://{url.netloc.decode()}"
 
 
 def _bridge_service(via: str, hear: str) -> Any:

@@ -195,7 +195,8 @@ class DelegateClient:
     the console) and no `principal`; `verdict` and `ask(audience="principal")` take the principal's token. Leaving the block without an exception leaves the meeting
     (`leave`: it ends, the id cannot be used again); with an exception it only closes the socket, so the
     meeting can be resumed. Every server frame goes to `on_message` (plain or async), and the client keeps
-    what a bot needs: `decisions` by utterance id, `actions` by id, `speeches` by utterance id.
+    what a bot needs: `decisions` by utterance id, `actions` by id, `speeches` by utterance id. `voice`: the
+    replies as speech too (`True`), text only (`False`, the default), or speech where the server can speak (`None`).
     """
 
     def __init__(
@@ -209,7 +210,7 @@ class DelegateClient:
         names: Mapping[str, str] | None = None,
         engine: str | None = None,
         approval: Approval | None = None,
-        voice: bool = False,
+        voice: bool | None = False,
         on_message: OnMessage | None = None,
         reconnect_s: float = 30.0,
     ) -> None:

@@ -99,7 +99,7 @@ async def attend(
     bridge: MeetingBridge
     stream_url = "ws" + delegate_url.removeprefix("http") if delegate_url.startswith("http") else delegate_url
     client = DelegateClient(
-        stream_url, created.meeting_id, token=created.bot_token, voice=True,
+        stream_url, created.meeting_id, token=created.bot_token, voice=None,  # spoken replies where the server can speak
         on_message=lambda m: bridge.on_message(m),
     )
     bridge = MeetingBridge(link=client, roster=Roster(listed))
@@ -107,7 +107,11 @@ async def attend(
     try:
         async with serving(side.app(), host, port) as bound, client:
             base = public_url(bound) if callable(public_url) else public_url
-            bot_id = await side.start(meeting_url, f"{principal.name} (AI delegate)", base.rstrip("/"))
+            try:
+                bot_id = await side.start(meeting_url, f"{principal.name} (AI delegate)", base.rstrip("/"))
+            except Exception:
+                await client.leave("the service did not send its bot")  # the meeting does not wait for a bot
+                raise
             if on_started is not None:
                 outcome = on_started(created.meeting_id, bot_id)
                 if asyncio.iscoroutine(outcome):

@@ -76,3 +76,26 @@ async def test_delegate_attend_without_the_services_keys_names_them(tmp_path: Pa
     assert process.returncode == 2 and not out
     assert err.decode().strip().splitlines() == [
         "delegate: set RECALL_API_KEY, RECALL_WEBHOOK_SECRET in the environment (docs/meetings.md, the recall section)"]
+
+
+async def test_delegate_attend_when_the_service_is_out_of_reach_says_so_and_ends_the_meeting(
+    make_server: Any, tmp_path: Path
+) -> None:
+    server = make_server()
+    brief = tmp_path / "brief.json"
+    brief.write_text(json.dumps(ALICE))
+    nowhere = free_port()
+    env = {**os.environ, "ATTENDEE_URL": f"http://127.0.0.1:{nowhere}", "ATTENDEE_API_KEY": "k",
+           "ATTENDEE_WEBHOOK_SECRET": "c2VjcmV0"}
+    process = await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "delegate", "attend", "https://meet.google.com/abc-def-ghi", "--via", "attendee",
+        "--brief", str(brief), "--server", server.url, "--public-url", "https://bridge.example",
+        "--listen", f"127.0.0.1:{free_port()}", "--meeting-id", "cli-2", env=env,
+        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
+    )
+    out, err = await asyncio.wait_for(process.communicate(), 60)
+    assert process.returncode == 2 and not out
+    lines = err.decode().strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith(f"delegate: cannot reach http://127.0.0.1:{nowhere}"), lines
+    events = read_events(server.settings.db_path, "cli-2")
+    assert events[-1].kind == AuditKind.left and events[-1].payload["reason"] == "the service did not send its bot"
