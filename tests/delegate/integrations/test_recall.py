@@ -139,3 +139,33 @@ def test_svix_signatures_and_statuses_as_recall_documents_them() -> None:
     assert admission_of(Status(code="call_ended", sub_code="bot_kicked_from_waiting_room")) == "removed"
     assert admission_of(Status(code="call_ended", sub_code="call_ended_by_host")) == "ended"
     assert admission_of(Status(code="recording_done")) is None
+
+
+async def test_a_delegate_server_restart_mid_meeting_loses_no_turn_and_keeps_the_admission(
+    make_server: Any, fake: FakeRecall
+) -> None:
+    from testkit.live import start_server
+
+    server = make_server()
+    meeting, bot = await start(fake, server, "rec-3")
+    assert await bot.status("in_call_recording") == 200
+    assert await bot.transcript(100, "Bob Jones", "First we look at the rollout.") == 200
+    await asyncio.to_thread(server.stop)
+    # Said while the server is down: the bridge holds it until its connection is back.
+    during = asyncio.create_task(bot.transcript(100, "Bob Jones", "Then the migration plan."))
+    await asyncio.sleep(0.5)
+    server = await asyncio.to_thread(start_server, server.settings, server.port)
+    try:
+        assert await asyncio.wait_for(during, 30) == 200
+        assert await bot.transcript(205, "Dana Lee", "And the budget last.") == 200
+        async with httpx.AsyncClient(base_url=server.url) as http:
+            assert (await http.get("/v1/meetings/rec-3")).json()["admission"] == "in_meeting"
+        assert await bot.status("done") == 200
+        assert (await asyncio.wait_for(meeting, 30)).admission == "ended"
+    finally:
+        server.stop()
+    events = read_events(server.settings.db_path, "rec-3")
+    assert [e.payload["text"] for e in events if e.kind == AuditKind.utterance] == [
+        "First we look at the rollout.", "Then the migration plan.", "And the budget last."]
+    assert [e.payload["state"] for e in events if e.kind == AuditKind.admission] == ["in_meeting", "ended"]
+    assert [e.kind for e in events].count(AuditKind.disclosure) == 1  # not said again after the takeover
