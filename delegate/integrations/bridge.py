@@ -55,10 +55,12 @@ class MeetingBridge:
     ended: asyncio.Event = field(default_factory=asyncio.Event)
     """Set once the bot was removed or the meeting ended: the bridge's work is done."""
     heard_ids: list[int] = field(default_factory=list)
-    _audio_speaker: str | None = None
-    _audio_open: bool = False
-    _speaking: SpeechStart | None = None
-    _lock: asyncio.Lock = field(default_factory=asyncio.Lock)
+    """The utterance ids of the turns it sent, in order."""
+    _audio_speaker: str | None = field(default=None, init=False)
+    _audio_open: bool = field(default=False, init=False)
+    _speaking: SpeechStart | None = field(default=None, init=False)
+    _lock: asyncio.Lock = field(default_factory=asyncio.Lock, init=False)
+    """One frame at a time to the delegate, in the order the service's events came."""
 
     async def admission(self, state: AdmissionState | None, detail: str = "") -> None:
         """The service's bot state, as an admission state (None: a state of the service's own that is none)."""
