@@ -102,13 +102,14 @@ async def attend(
         stream_url, created.meeting_id, token=created.bot_token, voice=None,  # spoken replies where the server can speak
         on_message=lambda m: bridge.on_message(m),
     )
-    bridge = MeetingBridge(link=client, roster=Roster(listed))
+    bot_name = f"{principal.name} (AI delegate)"
+    bridge = MeetingBridge(link=client, roster=Roster(listed, own_name=bot_name))
     side = service(bridge)
     try:
         async with serving(side.app(), host, port) as bound, client:
             base = public_url(bound) if callable(public_url) else public_url
             try:
-                bot_id = await side.start(meeting_url, f"{principal.name} (AI delegate)", base.rstrip("/"))
+                bot_id = await side.start(meeting_url, bot_name, base.rstrip("/"))
             except Exception:
                 await client.leave("the service did not send its bot")  # the meeting does not wait for a bot
                 raise

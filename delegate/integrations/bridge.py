@@ -76,8 +76,9 @@ class MeetingBridge:
         self, participant_id: str | None, name: str | None, text: str, start: float | None = None,
         end: float | None = None,
     ) -> int | None:
-        """A finished turn of the service's transcript; its utterance id once the server has it."""
-        if not text.strip() or self.ended.is_set():
+        """A finished turn of the service's transcript; its utterance id once the server has it. The bot's own
+        voice transcribed back is no turn of the meeting (the server recorded what it said): None."""
+        if not text.strip() or self.ended.is_set() or self.roster.is_own(participant_id, name):
             return None
         speaker = self.roster.label(participant_id, name)
         async with self._lock:
@@ -87,10 +88,14 @@ class MeetingBridge:
 
     def participant(self, participant_id: str, name: str | None) -> str:
         """Someone joined or changed their display name: their label (kept from the first time)."""
+        if self.roster.is_own(participant_id, name):
+            return name or ""
         return self.roster.label(participant_id, name)
 
     async def speaking(self, participant_id: str, name: str | None) -> None:
         """Someone started speaking (audio in): the meeting's audio from now on is theirs."""
+        if self.roster.is_own(participant_id, name):
+            return  # the delegate's own voice is no participant's turn
         speaker = self.roster.label(participant_id, name)
         if speaker == self._audio_speaker or self.ended.is_set():
             return

@@ -17,11 +17,23 @@ def _words(name: str) -> tuple[str, ...]:
 class Roster:
     """Participant id -> speaker label. `listed`: the attendees the principal named for the meeting."""
 
-    def __init__(self, listed: Iterable[str] = ()) -> None:
+    def __init__(self, listed: Iterable[str] = (), own_name: str | None = None) -> None:
         self.listed = [a for a in listed if a.strip()]
+        self.own_name = own_name
+        """The bot's own display name: its turns in a service's transcript are the delegate's voice heard back."""
+        self._own_ids: set[str] = set()
         self._labels: dict[str, str] = {}
         self.shown: dict[str, str] = {}
         """Participant id -> the display name the service shows now (it may have changed)."""
+
+    def is_own(self, participant_id: str | None, name: str | None) -> bool:
+        """Whether this participant is the bot itself (by the name it was given; its id is remembered, so a
+        service that later shows it without a name still tells)."""
+        if name is not None and self.own_name is not None and name.strip() == self.own_name:
+            if participant_id is not None:
+                self._own_ids.add(participant_id)
+            return True
+        return participant_id is not None and participant_id in self._own_ids
 
     @property
     def labels(self) -> list[str]:

@@ -80,6 +80,10 @@ async def test_a_whole_meeting_through_recall(voiced: LiveServer, fake: FakeReca
     await until(lambda: len(bot.clips) == 2)
     assert abs(mp3_seconds(bot.clips[1]) - answer[0]["sent_ms"] / 1000) < 0.2
 
+    # Recall transcribes the bot too: the delegate's own voice heard back is no turn of the meeting.
+    assert await bot.participant(999, "Alice Smith (AI delegate)") == 200
+    assert await bot.transcript(999, "Alice Smith (AI delegate)", answer[0]["said"]) == 200
+    assert await bot.transcript(999, None, "Hello, this is Alice Smith's AI delegate.") == 200
     assert await bot.participant(205, "Dana Lee") == 200  # a late joiner
     assert await bot.transcript(205, "Dana Lee", "Sorry I'm late, what did I miss?") == 200
     assert await bot.participant(100, "Bob (mobile)", "update") == 200  # a display-name change

@@ -35,3 +35,10 @@ def test_a_nameless_participant_is_the_listed_one_not_yet_seen_only_when_just_on
     assert roster.label("7", None) == "Carol Diaz"
     assert roster.label("8", None) == "Participant 5"
     assert roster.labels == ["Participant 1", "Bob Jones", "Dana Lee", "Carol Diaz", "Participant 5"]
+
+
+def test_the_bot_itself_is_known_by_its_name_and_then_by_its_id() -> None:
+    roster = Roster(["Bob Jones"], own_name="Alice Smith (AI delegate)")
+    assert roster.is_own("999", "Alice Smith (AI delegate)")
+    assert roster.is_own("999", None) and not roster.is_own("100", "Bob Jones")
+    assert not roster.is_own(None, "Alice Smith")  # the principal's own name is not the bot's
