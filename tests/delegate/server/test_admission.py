@@ -62,6 +62,12 @@ async def test_the_delegate_is_silent_until_admitted_discloses_then_answers_and_
     assert kinds[-1] == AuditKind.closed and events[-1].payload["reason"] == "removed"
     created = next(e for e in events if e.kind == AuditKind.meeting_created)
     assert created.payload["admission"] == "joining"
+    async with httpx.AsyncClient(base_url=server.url) as http:  # ended: read from the log
+        info = (await http.get("/v1/meetings/adm-1")).json()
+    assert info["ended"] and info["admission"] == "removed"
+    async with watch(server, "adm-1") as past:
+        first = await past.next()
+        assert first is not None and first["type"] == "admission" and first["state"] == "removed"
 
 
 async def test_watchers_and_the_meeting_info_show_where_the_bot_stands(server: LiveServer) -> None:
