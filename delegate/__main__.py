@@ -275,7 +275,7 @@ def attend(
         raise _fail(f"cannot reach {server} or listen on {listen_on}: {e}") from None
     from delegate.language.counts import counted
 
-    typer.echo(f"meeting {done.meeting_id}: {done.admission}; {counted(done.utterances, 'turn')} from {via}; "
+    typer.echo(f"meeting {done.meeting_id}: {done.admission}; {counted(done.utterances, 'turn')}; "
                f"the audit log: delegate audit {done.meeting_id}")
 
 

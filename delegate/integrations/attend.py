@@ -50,7 +50,7 @@ class Attended:
     bot_id: str
     admission: AdmissionState
     utterances: int
-    """Turns the bridge sent (typed ones; audio turns are the server's)."""
+    """Turns of the meeting: from the service's transcript, or made by the server's recogniser of its audio."""
 
 
 @contextlib.asynccontextmanager
@@ -125,4 +125,4 @@ async def attend(
                 await side.leave()
     finally:
         await side.aclose()
-    return Attended(created.meeting_id, bot_id, bridge.admission_state, len(bridge.heard_ids))
+    return Attended(created.meeting_id, bot_id, bridge.admission_state, len(bridge.heard_ids) + bridge.transcribed)

@@ -11,7 +11,7 @@ from typing import Protocol
 
 from delegate.client import Message, SpeechChunk
 from delegate.integrations.speakers import Roster
-from delegate.server.protocol import AdmissionState, SpeechCancel, SpeechEnd, SpeechStart
+from delegate.server.protocol import AdmissionState, SpeechCancel, SpeechEnd, SpeechStart, TranscriptMessage
 
 log = logging.getLogger("delegate.integrations.bridge")
 
@@ -56,6 +56,8 @@ class MeetingBridge:
     """Set once the bot was removed or the meeting ended: the bridge's work is done."""
     heard_ids: list[int] = field(default_factory=list)
     """The utterance ids of the turns it sent, in order."""
+    transcribed: int = 0
+    """Turns the server's recogniser made of the audio it sent."""
     _audio_speaker: str | None = field(default=None, init=False)
     _audio_open: bool = field(default=False, init=False)
     _speaking: SpeechStart | None = field(default=None, init=False)
@@ -117,6 +119,8 @@ class MeetingBridge:
 
     async def on_message(self, message: Message) -> None:
         """The delegate's frames: its speech goes to the service's audio output."""
+        if isinstance(message, TranscriptMessage) and message.utterance.final:
+            self.transcribed += 1
         out = self.audio_out
         if out is None:
             return

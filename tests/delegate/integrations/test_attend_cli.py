@@ -54,7 +54,7 @@ async def test_delegate_attend_runs_a_meeting_through_attendee_and_says_how_it_e
             if process.returncode is None:
                 process.kill()
     assert process.returncode == 0, err.decode()
-    assert out.decode().strip() == "meeting cli-1: ended; 1 turn from attendee; the audit log: delegate audit cli-1"
+    assert out.decode().strip() == "meeting cli-1: ended; 1 turn; the audit log: delegate audit cli-1"
     assert fake.api_key not in (out + err).decode()
     events = read_events(server.settings.db_path, "cli-1")
     turns = [e.payload for e in events if e.kind == AuditKind.utterance]

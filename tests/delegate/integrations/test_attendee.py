@@ -173,7 +173,8 @@ async def test_the_meetings_audio_into_the_delegates_recogniser_and_its_answer_o
     await until(lambda: len(bot.output_pcm) - before >= (answer[0]["sent_ms"] - 10) * 32)
 
     assert await bot.change_state("ended", "meeting_ended") == 200
-    assert (await asyncio.wait_for(meeting, 30)).admission == "ended"
+    attended = await asyncio.wait_for(meeting, 30)
     turns = [e.payload for e in read_events(voiced.settings.db_path, "att-3") if e.kind == AuditKind.utterance]
+    assert attended.admission == "ended" and attended.utterances == len(turns)
     assert turns and {t["speaker"] for t in turns} == {"Peter"}
     assert "data collection" in turns[-1]["text"].lower()
