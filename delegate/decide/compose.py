@@ -19,6 +19,7 @@ from delegate.decide.relevance import Query, pair_score, rank_background, rank_i
 from delegate.decide.spoken import spoken, unmask
 from delegate.language.questions import NUMBER, TEMPORAL, QuestionType, personal_matter, question_type
 from delegate.language.similarity import embedding
+from delegate.language.text import content_words
 from delegate.meeting import MeetingState
 from delegate.models import Profile, Scenario
 from delegate.speakable import defects, sentence_count
@@ -45,6 +46,8 @@ class ComposeSettings:
     """A reply's sentences from the principal's own notes: their chosen words (the speakable check allows 4)."""
     max_record_sentences = 2
     """A reply's sentences from records (a brief built from sources): one or two, as a colleague answers."""
+    max_sentences_one_item = 2
+    """A reply answers from one item: its best sentence, and the item's next sentence where that goes on from it."""
     window = 3
     """Substantive turns that make the query; each older turn weighs `decay` times the next."""
     decay = 0.5
@@ -79,8 +82,12 @@ class ComposeSettings:
     sentence left out cost loose recall on ELITR dev (0.25 / 0.40 there: 70.5% -> 65.7%); at these, none."""
     notes_repeat_own = 0.85
     """`repeats_own` for the principal's notes, which often say again what they said earlier on purpose."""
+    repeats_talk = 0.85
+    """Cosine (sentence encoder) above which a sentence says again what someone else said in the last turns."""
     chime_in_fit = 0.25
     """Volunteered (chime-in), a record's best sentence must reach this cosine with the latest turn."""
+    same_question = 0.6
+    """Share of an intent's words in the question from which the intent is that question, not a point to raise."""
     says_asked = 0.15
     """Added to a sentence's own fit when it says what kind of thing is asked (a time for "when", a number for "how many")."""
 
@@ -232,13 +239,21 @@ def _said(meeting: MeetingState, principal: Profile, cue: Cue, query: str | Quer
     pool = [(k, pos, x) for k in order for pos, x in enumerate(sayable(principal.background[k], tickets, principal.name))]
     # What the principal already said in this meeting is not said again, in the brief's words or in others.
     own_turns = [u.text for u in meeting.said_by(principal.speaker_label, s.own_turns_checked)]
-    vectors = _vectors([last.text, *(x for _, _, x in pool), *own_turns])
-    talk_vec, sentence_vecs, own_vecs = vectors[0], vectors[1 : 1 + len(pool)], vectors[1 + len(pool) :]
+    # Nor what someone else said a minute ago: the reply would only repeat the talk back.
+    others = [t.utterance.text for t in list(meeting.recent)[:-1] if t.utterance.speaker != principal.speaker_label]
+    vectors = _vectors([last.text, *(x for _, _, x in pool), *own_turns, *others])
+    at_others = 1 + len(pool) + len(own_turns)
+    talk_vec, sentence_vecs = vectors[0], vectors[1 : 1 + len(pool)]
+    own_vecs, other_vecs = vectors[1 + len(pool) : at_others], vectors[at_others:]
     records = any(principal.background[k].source for k in order)
+    # A note that asks ("Is the budget final?") answers nothing: said back, it puts a question back.
+    fresh = np.array([not x.rstrip().endswith("?") for _, _, x in pool], dtype=bool)
     if len(own_vecs):
-        fresh = (sentence_vecs @ own_vecs.T).max(axis=1) < (s.repeats_own if records else s.notes_repeat_own)
-        pool = [c for c, keep in zip(pool, fresh, strict=True) if keep]
-        sentence_vecs = sentence_vecs[fresh]
+        fresh &= (sentence_vecs @ own_vecs.T).max(axis=1) < (s.repeats_own if records else s.notes_repeat_own)
+    if len(other_vecs):
+        fresh &= (sentence_vecs @ other_vecs.T).max(axis=1) < s.repeats_talk
+    pool = [c for c, keep in zip(pool, fresh, strict=True) if keep]
+    sentence_vecs = sentence_vecs[fresh]
     if not pool:
         return Composition("")
     # How well each sentence answers the latest turn, read by the sentence encoder. Records are ranked by it
@@ -269,6 +284,9 @@ def _said(meeting: MeetingState, principal: Profile, cue: Cue, query: str | Quer
         # After the best sentence, one that answers the talk too or goes on from it; a sentence about
         # something else ("…, which was fine.") is not tacked on, and the next one is tried in its place.
         if chosen:
+            # One answer from one item: a second sentence only goes on from the first, the item's next one.
+            if (k, pos) != (chosen[0][0], chosen[0][1] + 1) or len(chosen) >= s.max_sentences_one_item:
+                continue
             v = sentence_vecs[at[k, pos]]
             # A clause after a ";" is the rest of a sentence already said.
             clause = any(c[:2] == (k, pos - 1) and c[2].endswith(";") for c in chosen)
@@ -278,12 +296,8 @@ def _said(meeting: MeetingState, principal: Profile, cue: Cue, query: str | Quer
             chosen.append((k, pos, x))
     if not chosen:
         return Composition("")
+    # The best sentence and, where it goes on, the item's next one: in the item's own order.
     in_order = sorted(chosen, key=lambda c: (order.index(c[0]), c[1]))
-    if records:
-        # From records, the sentence that answers best comes first (by its own fit), the rest as the records
-        # tell it; the principal's notes are said in the order they wrote them.
-        first = max(chosen, key=lambda c: own[c[0], c[1]])
-        in_order = [first, *(c for c in in_order if c is not first)]
     chosen = _antecedents_kept(in_order) if records else in_order
     if not chosen:
         return Composition("")
@@ -296,6 +310,12 @@ def _said(meeting: MeetingState, principal: Profile, cue: Cue, query: str | Quer
     if defects(text):
         return Composition("")
     return Composition(text, list(dict.fromkeys(k for k, _, _ in chosen)), [], best)
+
+
+def _same_question(turn: str, intent: str) -> bool:
+    """Whether `intent` asks what the question `turn` asks (most of its words are the turn's)."""
+    mine, theirs = content_words(intent), content_words(turn)
+    return "?" in turn and bool(mine) and len(mine & theirs) >= ComposeSettings.same_question * len(mine)
 
 
 def compose(meeting: MeetingState, principal: Profile, cue: Cue, query: str | Query) -> Composition:
@@ -315,6 +335,10 @@ def compose(meeting: MeetingState, principal: Profile, cue: Cue, query: str | Qu
         # Handed the floor (implicit cue), the principal may raise their own point; a direct question
         # or a volunteered remark must be about the talk, or it is better left unsaid.
         floor = 0.0 if cue.scenario is Scenario.implicit_cue else s.intent_floor
+        # Asked the very question the principal meant to raise, they have no answer to give: raising it
+        # would put the question back.
+        if _same_question(last.text, intent):
+            break
         if match.score >= floor and intent:
             intent = unmask(intent, meeting.names)
             return Composition(f"{INTENT_OPENER}{intent[0].lower() + intent[1:]}?", [], [match.index], match.score)
