@@ -82,8 +82,8 @@ class ComposeSettings:
     sentence left out cost loose recall on ELITR dev (0.25 / 0.40 there: 70.5% -> 65.7%); at these, none."""
     notes_repeat_own = 0.85
     """`repeats_own` for the principal's notes, which often say again what they said earlier on purpose."""
-    repeats_talk = 0.85
-    """Cosine (sentence encoder) above which a sentence says again what someone else said in the last turns."""
+    repeats_talk = 0.90
+    """Cosine (static vectors) above which a sentence says again what someone else said in the last turns."""
     chime_in_fit = 0.25
     """Volunteered (chime-in), a record's best sentence must reach this cosine with the latest turn."""
     same_question = 0.6
@@ -239,19 +239,19 @@ def _said(meeting: MeetingState, principal: Profile, cue: Cue, query: str | Quer
     pool = [(k, pos, x) for k in order for pos, x in enumerate(sayable(principal.background[k], tickets, principal.name))]
     # What the principal already said in this meeting is not said again, in the brief's words or in others.
     own_turns = [u.text for u in meeting.said_by(principal.speaker_label, s.own_turns_checked)]
-    # Nor what someone else said a minute ago: the reply would only repeat the talk back.
-    others = [t.utterance.text for t in list(meeting.recent)[:-1] if t.utterance.speaker != principal.speaker_label]
-    vectors = _vectors([last.text, *(x for _, _, x in pool), *own_turns, *others])
-    at_others = 1 + len(pool) + len(own_turns)
-    talk_vec, sentence_vecs = vectors[0], vectors[1 : 1 + len(pool)]
-    own_vecs, other_vecs = vectors[1 + len(pool) : at_others], vectors[at_others:]
+    vectors = _vectors([last.text, *(x for _, _, x in pool), *own_turns])
+    talk_vec, sentence_vecs, own_vecs = vectors[0], vectors[1 : 1 + len(pool)], vectors[1 + len(pool) :]
     records = any(principal.background[k].source for k in order)
     # A note that asks ("Is the budget final?") answers nothing: said back, it puts a question back.
     fresh = np.array([not x.rstrip().endswith("?") for _, _, x in pool], dtype=bool)
     if len(own_vecs):
         fresh &= (sentence_vecs @ own_vecs.T).max(axis=1) < (s.repeats_own if records else s.notes_repeat_own)
-    if len(other_vecs):
-        fresh &= (sentence_vecs @ other_vecs.T).max(axis=1) < s.repeats_talk
+    # Nor what someone else said in the last turns: the reply would only repeat the talk back. Read with the
+    # static vectors, which every turn already has (the encoder would read the turns again, on the loop).
+    others = [t.utterance.text for t in list(meeting.recent)[:-1] if t.utterance.speaker != principal.speaker_label]
+    if others:
+        heard = np.stack([embedding(t) for t in others])
+        fresh &= np.array([float((heard @ embedding(x)).max()) < s.repeats_talk for _, _, x in pool], dtype=bool)
     pool = [c for c, keep in zip(pool, fresh, strict=True) if keep]
     sentence_vecs = sentence_vecs[fresh]
     if not pool:
