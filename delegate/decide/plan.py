@@ -203,12 +203,13 @@ def read_turn(text: str, before: str = "", names: frozenset[str] = frozenset()) 
 
 
 def plan_for(meeting: MeetingState, principal: Profile) -> Plan:
-    """The plan for the meeting's latest turn, read with the turn just before it by someone other than the
-    principal (for a bare "and you?") and the principal's names."""
+    """The plan for the meeting's latest turn, read with the last turn before it that asked something (by
+    someone other than the principal: a bare "and you?" passes it on) and the principal's names."""
     last = meeting.last
     if last is None:
         return Plan(TurnKind.none, "")
     label = principal.speaker_label
-    before = next((t.utterance.text for t in reversed(list(meeting.recent)[-4:-1]) if t.utterance.speaker != label), "")
+    earlier = (t.utterance.text for t in reversed(list(meeting.recent)[-4:-1]) if t.utterance.speaker != label)
+    before = next((text for text in earlier if read_turn(text).kind not in (TurnKind.none, TurnKind.thanks)), "")
     names = frozenset(w.lower() for n in (principal.name, *principal.aliases, label) for w in _NAME_WORD.findall(n))
     return read_turn(last.text, before, names)
