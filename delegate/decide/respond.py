@@ -5,24 +5,121 @@ request its acknowledgement (or the principal's note that they cannot); an invit
 fits, or "Nothing more from me."; a yes/no question its answer opened with yes or no. The holding line
 only for a question the principal cannot answer now, and only when the turn is theirs (named or handed to
 them); volunteered, the principal says nothing rather than a fixed line.
+
+The fixed lines live here, with a request's acknowledgement in the request's own words ("Sure, I'll send the
+release notes to Lena today."), the principal's note that they cannot do it, and a yes/no answer that starts
+with yes or no and the state the question names ("Yes, that's fixed.").
 """
 
 from __future__ import annotations
+
+import re
 
 from delegate.decide.answers import Answer, Lookup, settle
 from delegate.decide.compose import HOLDING_LINES, PRIVATE_LINE, compose, holding_line
 from delegate.decide.cues import Cue, current_talk
 from delegate.decide.plan import Plan, TurnKind
-from delegate.decide.replies import (
-    NO_VIEW_LINE,
-    NOTHING_MORE_LINE,
-    PRESENT_LINE,
-    acknowledgement,
-    cannot,
-    yes_or_no,
-)
+from delegate.decide.relevance import rank_background
+from delegate.decide.spoken import lower_first, spoken
 from delegate.meeting import MeetingState
 from delegate.models import Profile, Scenario
+
+PRESENT_LINE = "Yes, I'm here."
+NOTHING_MORE_LINE = "Nothing more from me."
+NO_VIEW_LINE = "I don't have a strong view on that."
+ACK_LINE = "Sure, I'll do that."
+FIXED_LINES = (PRESENT_LINE, NOTHING_MORE_LINE, NO_VIEW_LINE, ACK_LINE)
+
+MAX_ACK_WORDS = 14
+"""Longer, the request's words are not repeated back: "Sure, I'll do that."."""
+CANT_FIT = 0.25
+"""Relevance from which a note of the principal's that they cannot do something is about this request."""
+
+_ASK = re.compile(
+    r"\b(?:can|could|would|will)\s+you\s+(?:please\s+|maybe\s+|also\s+|quickly\s+|just\s+|then\s+)*(?P<rest>[^?.!]+)|"
+    r"\b(?:would\s+you\s+mind|can\s+i\s+ask\s+you\s+to|i(?:'d|\s+would)\s+like\s+you\s+to|i\s+need\s+you\s+to|please)\s+(?P<rest2>[^?.!]+)",
+    re.I,
+)
+_CUT = re.compile(r"\s*(?:,|;|—|–|\s-\s|\bbecause\b|\bso\s+that\b|\bsince\b|\bbefore\s+we\b|\bif\s+you\b|\bor\s+should\b).*$", re.I)
+_SWAP = {
+    "your": "my", "yours": "mine", "yourself": "myself", "you": "you", "me": "you", "my": "your", "mine": "yours",
+    "i": "you", "us": "you all", "our": "our", "we": "we",
+}
+_PRONOUN = re.compile(r"\b(?:your|yours|yourself|me|my|mine|i|us)\b", re.I)
+_CANT = re.compile(r"\b(?:can't|cannot|can\s+not|won't\s+be\s+able|unable\s+to|not\s+able\s+to|no\s+capacity|don't\s+have\s+(?:the\s+)?(?:time|capacity|access))\b", re.I)
+
+
+def acknowledgement(request: str) -> str:
+    """ "Sure, I'll <what was asked>." in the request's words, the pronouns turned round."""
+    m = _ASK.search(request)
+    rest = (m.group("rest") or m.group("rest2")) if m else ""
+    rest = _CUT.sub("", rest or "").strip()
+    if m and m.group(0).lower().startswith("would you mind"):
+        rest = ""  # "would you mind sending …": the -ing form does not follow "I'll"
+    words = rest.split()
+    if not words or len(words) > MAX_ACK_WORDS:
+        return ACK_LINE
+    said = _PRONOUN.sub(lambda w: _SWAP[w.group(0).lower()], rest)
+    return f"Sure, I'll {said.rstrip(' ,')}."
+
+
+def cannot(request: str, principal: Profile, names: dict[str, str]) -> tuple[str, int] | None:
+    """The principal's own note that they cannot do what is asked, said as they would, and its item."""
+    for match in rank_background(request, principal)[:2]:
+        item = principal.background[match.index]
+        if match.score >= CANT_FIT and item.shareable and _CANT.search(item.information):
+            sentence = next((s for s in re.split(r"(?<=[.!?])\s+", item.information) if _CANT.search(s)), item.information)
+            return f"Sorry — {spoken([sentence], names)}", match.index
+    return None
+
+
+# States a yes/no question asks about, and whether each says the thing is done or not.
+_DONE_STATES = (
+    "fixed", "done", "resolved", "closed", "merged", "shipped", "released", "ready", "finished", "complete", "completed",
+    "verified", "live", "approved", "signed off", "agreed", "booked", "sent", "deployed", "landed", "in", "on track", "green",
+)
+_OPEN_STATES = ("open", "blocked", "in progress", "delayed", "late", "slipping", "at risk", "pending", "still open")
+_STATE = re.compile(r"\b(" + "|".join(re.escape(s).replace(r"\ ", r"\s+") for s in sorted(_DONE_STATES + _OPEN_STATES, key=len, reverse=True)) + r")\b", re.I)
+_SAYS_DONE = re.compile(
+    r"\b(?:that's|is|was|are|were|has\s+been|have\s+been|got)\s+(?:now\s+|all\s+)?(?:fixed|done|resolved|closed|merged|shipped|released|ready|"
+    r"finished|complete|completed|verified|live|approved|signed\s+off|agreed|booked|sent|deployed|on\s+track)\b|\b(?:merged|shipped|landed|went\s+out|"
+    r"signed\s+off|fixed|resolved|passed)\b",
+    re.I,
+)
+_SAYS_NOT = re.compile(
+    r"\b(?:not|isn't|aren't|wasn't|hasn't|haven't|won't|didn't|doesn't|still\s+open|in\s+progress|in\s+review|blocked|delayed|slipped|"
+    r"at\s+risk|hasn't\s+started|waiting|pending|backlog|moved\s+out|no\s+longer)\b",
+    re.I,
+)
+_STILL = re.compile(r"\bstill\b", re.I)
+_CHANGED = re.compile(r"\b(?:moved|changed|change\s+of\s+plan|slipped|postponed|brought\s+forward|no\s+longer|instead)\b", re.I)
+_TICKET_TAIL = re.compile(r"^(?P<subject>.+?)\s+—\s+(?P<tail>that(?:'s|\s).+)$")
+
+
+def yes_or_no(question: str, answer: str) -> str:
+    """`answer` opened with yes or no where it says whether the state the question asks about holds, in the
+    question's word ("Is MOB-431 fixed?" -> "Yes, that's fixed."); as it is where it does not say."""
+    asked = _STATE.search(question)
+    if not asked:
+        # "Is the ship date still the 16th?" answered by a change: no, and the change.
+        if _STILL.search(question) and _CHANGED.search(answer):
+            return f"No — {lower_first(answer)}"
+        return answer
+    word = re.sub(r"\s+", " ", asked.group(1).lower())
+    asks_open = word in _OPEN_STATES
+    done, not_done = bool(_SAYS_DONE.search(answer)), bool(_SAYS_NOT.search(answer))
+    if done == not_done:
+        return answer
+    holds = done != asks_open
+    ticket = _TICKET_TAIL.match(answer.rstrip("."))
+    if holds:
+        if ticket and not asks_open:
+            return f"Yes, that's {word}." if word != "in" else "Yes, it's in."
+        return f"Yes — {lower_first(answer)}"
+    if ticket:
+        return f"No, {ticket.group('tail')}."
+    return f"No — {lower_first(answer)}"
+
 
 _FACTS = (TurnKind.question, TurnKind.yes_no)
 """The kinds a holding line may answer: a question for a fact or a state."""

@@ -1,4 +1,4 @@
-"""`python -m benchmark.plan`: the reply plan on the labelled turns addressed to a principal (benchmark/plan/).
+"""`python -m benchmark.plan`: the reply plan on the labelled turns addressed to a principal (turns.jsonl here).
 
 For each turn: the plan's kind against the label, and the embedded engine's reply to it (holding lines
 counted where a person never gives one: thanks, presence checks, requests, invitations). ELITR dev and
@@ -31,7 +31,7 @@ from delegate.sources.brief import Meeting, build_brief
 from delegate.sources.example import EXAMPLE_EVENT, EXAMPLE_PRINCIPAL, example_folder
 from delegate.sources.folder import load_sources
 
-LABELS = Path(__file__).parent / "plan" / "turns.jsonl"
+LABELS = Path(__file__).parent / "turns.jsonl"
 SHARED = Path("../shared/benchmark")
 NEVER_HELD = (TurnKind.thanks, TurnKind.presence, TurnKind.request, TurnKind.invitation)
 """Kinds of turn a person never answers with "I don't have that at hand"."""
