@@ -48,6 +48,9 @@ class ComposeSettings:
     """A reply's sentences from records (a brief built from sources): one or two, as a colleague answers."""
     max_sentences_one_item = 2
     """A reply answers from one item: its best sentence, and the item's next sentence where that goes on from it."""
+    max_note_sentences_one_item = 3
+    """The same for the principal's own notes, whose item is one point written out over a few sentences (on ELITR
+    dev their real answer often says two or three of them)."""
     window = 3
     """Substantive turns that make the query; each older turn weighs `decay` times the next."""
     decay = 0.5
@@ -214,6 +217,9 @@ def _vectors(texts: list[str]) -> np.ndarray:
 _LEANS_BACK = re.compile(r"^(?:it|this|that|these|those|they|he|she|there)\b(?!\s+(?:is|are|was|were)\s+(?:a|an|no|some|many|one|two|three)\b)", re.I)
 
 
+_CONNECTIVE = re.compile(r"^(?:but|and|also|so|however|still|then|plus),?\s+(?=\w)", re.I)
+
+
 def _antecedents_kept(chosen: list[tuple[int, int, str]]) -> list[tuple[int, int, str]]:
     """`chosen` without a sentence that leans on the one before it when that one is not said just before it."""
     out: list[tuple[int, int, str]] = []
@@ -285,7 +291,8 @@ def _said(meeting: MeetingState, principal: Profile, cue: Cue, query: str | Quer
         # something else ("…, which was fine.") is not tacked on, and the next one is tried in its place.
         if chosen:
             # One answer from one item: a second sentence only goes on from the first, the item's next one.
-            if (k, pos) != (chosen[0][0], chosen[0][1] + 1) or len(chosen) >= s.max_sentences_one_item:
+            one_item = s.max_sentences_one_item if records else s.max_note_sentences_one_item
+            if (k, pos) != (chosen[-1][0], chosen[-1][1] + 1) or len(chosen) >= one_item:
                 continue
             v = sentence_vecs[at[k, pos]]
             # A clause after a ";" is the rest of a sentence already said.
@@ -303,6 +310,9 @@ def _said(meeting: MeetingState, principal: Profile, cue: Cue, query: str | Quer
         return Composition("")
     if records and cue.scenario is Scenario.chime_in and fit[at[chosen[0][0], chosen[0][1]]] < s.chime_in_fit:
         return Composition("")  # volunteered, a record must be about the talk, not merely near it
+    # "But we can take it as a possibility." said without the sentence before it: the "But" goes.
+    k0, pos0, x0 = chosen[0]
+    chosen[0] = (k0, pos0, _CONNECTIVE.sub("", x0, count=1))
     text = opener + spoken([x for _, _, x in chosen], meeting.names)
     while defects(text) and len(chosen) > 1:
         chosen.pop()

@@ -60,6 +60,8 @@ _PRESENCE = re.compile(
     r"\bare\s+you\s*\?\s*$|\bstill\s+with\s+us\b|\bis\s+(?-i:\[[A-Z]+\d*\]|[A-Z][a-z]+)\s+(?:still\s+)?(?:there|here|with\s+us|on\s+the\s+(?:call|line))\s*\?",
     re.I,
 )
+# "Guys, do you hear me?" checks the line for everyone: not the principal's to answer.
+_GROUP = re.compile(r"\b(?:guys|everyone|everybody|folks|all\s+of\s+you|you\s+all)\b", re.I)
 _THANKS = re.compile(
     r"^\W*(?:(?:many\s+|great,?\s+|ok(?:ay)?,?\s+|perfect,?\s+)?(?:thanks|thank\s+you|thank\s+u|cheers)\b|appreciate\s+(?:it|that)\b|"
     r"that'?s\s+(?:really\s+|very\s+|super\s+)?(?:helpful|great|useful|perfect|good|clear|fine|brilliant)\b|"
@@ -153,7 +155,7 @@ def _sentence_kind(sentence: str) -> TurnKind | None:
     asks = "?" in sentence
     if len(words) < 2 and not (words and words[0] in _WH):
         return None  # "Point?", "Right?", fillers alone: nothing asked
-    if _PRESENCE.search(sentence):
+    if _PRESENCE.search(sentence) and not _GROUP.search(sentence):
         return TurnKind.presence
     if personal_matter(core) and (asks or words[0] in _WH or words[0] in _AUX):
         return TurnKind.sensitive

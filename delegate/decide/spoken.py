@@ -91,7 +91,7 @@ def lower_first(text: str) -> str:
     a name, a key or an acronym ("Lena", "HAR-212", "RC3") keeps its capital."""
     first = text.split(" ", 1)[0]
     word = first.strip(".,;:!?")
-    if not word[:1].isupper() or not word[1:].islower() or word == "I":
+    if not word[:1].isupper() or not word[1:].islower() or word == "I" or word.startswith(("I'", "I’")):
         return text
     return text[0].lower() + text[1:] if zipf_frequency(word.lower(), "en") >= COMMON_WORD_ZIPF else text
 
