@@ -20,7 +20,7 @@ from delegate.decide.compose import HOLDING_LINES, PRIVATE_LINE, compose, holdin
 from delegate.decide.cues import Cue, current_talk
 from delegate.decide.plan import Plan, TurnKind
 from delegate.decide.relevance import rank_background
-from delegate.decide.spoken import lower_first, spoken
+from delegate.decide.spoken import lower_first, spoken, unmask
 from delegate.meeting import MeetingState
 from delegate.models import Profile, Scenario
 
@@ -144,7 +144,7 @@ def respond(meeting: MeetingState, principal: Profile, cue: Cue, plan: Plan, loo
         no = cannot(plan.asked, principal, meeting.names)
         if no is not None:
             return Answer(no[0], used_background=[no[1]], why="a request their notes say they cannot take on")
-        return Answer(acknowledgement(plan.asked), why="a request: acknowledged, its action item proposed")
+        return Answer(unmask(acknowledgement(plan.asked), meeting.names), why="a request: acknowledged, its action item proposed")
     talk = current_talk(meeting)
     if kind is TurnKind.invitation:
         # Invited, the principal may raise their own point, as when handed the floor.

@@ -125,3 +125,10 @@ def test_over_a_real_loopback_server_thanks_presence_and_request_get_what_a_coll
     finally:
         live.stop()
     assert present == PRESENT_LINE and "Friday" in answer and thanks == "" and ack.startswith("Sure, I'll send the migration runbook")
+
+
+def test_a_request_said_back_names_people_without_mask_brackets() -> None:
+    state = MeetingState("plan", attendees=["PERSON2", "PERSON4"], names={"PERSON2": "Dana", "PERSON4": "Rohan"})
+    state.add(Utterance(id=0, speaker="PERSON4", text="[PERSON2], could you send the minutes to [PERSON4] tomorrow?"))
+    d = asyncio.run(ENGINE.decide(state, Profile(name="Dana", label="PERSON2")))
+    assert d.speak.startswith("Sure, I'll send the minutes to") and "[" not in d.speak and "Rohan" in d.speak
