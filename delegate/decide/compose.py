@@ -76,13 +76,10 @@ class ComposeSettings:
     repeats_own = 0.70
     """Cosine (sentence encoder) above which a sentence says again what the principal just said."""
     answers_talk = 0.25
-    """Cosine with the latest turn from which a sentence after the first answers the talk too."""
+    """Cosine with the latest turn from which a record's sentence after the first answers the talk too."""
     goes_on = 0.40
-    """Cosine with the reply's first sentence from which a sentence after it goes on from it."""
-    notes_answer_talk = 0.05
-    notes_go_on = 0.20
-    """The same for a brief the principal wrote: their notes are their words for this meeting, and each
-    sentence left out cost loose recall on ELITR dev (0.25 / 0.40 there: 70.5% -> 65.7%); at these, none."""
+    """Cosine with the reply's first sentence from which a record's sentence after it goes on from it (the
+    principal's own notes are said in their order, `max_note_sentences_one_item`)."""
     notes_repeat_own = 0.85
     """`repeats_own` for the principal's notes, which often say again what they said earlier on purpose."""
     repeats_talk = 0.90
@@ -284,23 +281,30 @@ def _said(meeting: MeetingState, principal: Profile, cue: Cue, query: str | Quer
     opener = _opener(cue)
     max_sentences = s.max_record_sentences if records else s.max_sentences
     # The principal's notes are their own words for this meeting: only a sentence far off the talk is left out.
-    answers_talk, goes_on = (s.answers_talk, s.goes_on) if records else (s.notes_answer_talk, s.notes_go_on)
-    chosen: list[tuple[int, int, str]] = []
-    for _, k, pos, x in scored:
-        # After the best sentence, one that answers the talk too or goes on from it; a sentence about
-        # something else ("…, which was fine.") is not tacked on, and the next one is tried in its place.
-        if chosen:
-            # One answer from one item: a second sentence only goes on from the first, the item's next one.
-            one_item = s.max_sentences_one_item if records else s.max_note_sentences_one_item
-            if (k, pos) != (chosen[-1][0], chosen[-1][1] + 1) or len(chosen) >= one_item:
-                continue
-            v = sentence_vecs[at[k, pos]]
-            # A clause after a ";" is the rest of a sentence already said.
-            clause = any(c[:2] == (k, pos - 1) and c[2].endswith(";") for c in chosen)
-            if not clause and float(fit[at[k, pos]]) < answers_talk and float(v @ sentence_vecs[at[chosen[0][0], chosen[0][1]]]) < goes_on:
-                continue
-        if _within([*chosen, (k, pos, x)], opener, s.max_words, max_sentences):
-            chosen.append((k, pos, x))
+    answers_talk, goes_on = s.answers_talk, s.goes_on
+    # One answer from one item: its best sentence, then what of the same item goes on from it.
+    chosen = next(([(k, pos, x)] for _, k, pos, x in scored if _within([(k, pos, x)], opener, s.max_words, max_sentences)), [])
+    if chosen:
+        k, pos, _ = chosen[0]
+        item = sorted((p, x) for kk, p, x in pool if kk == k)
+        i = [p for p, _ in item].index(pos)
+        if records:
+            # A record: the sentence after the best where it answers the talk too, goes on from it, or ends its clause.
+            for p, x in item[i + 1 : i + s.max_sentences_one_item]:
+                v = sentence_vecs[at[k, p]]
+                clause = chosen[-1][2].endswith(";") and chosen[-1][1] == p - 1
+                on = float(fit[at[k, p]]) >= answers_talk or float(v @ sentence_vecs[at[k, pos]]) >= goes_on
+                if p != chosen[-1][1] + 1 or not (clause or on) or not _within([*chosen, (k, p, x)], opener, s.max_words, max_sentences):
+                    break
+                chosen.append((k, p, x))
+        else:
+            # The principal's own note is one point written out: said in its order, from a sentence or two before
+            # the best where they lead to it ("It sounds risky to me; but we can take it as a possibility").
+            start = max(0, i - (s.max_note_sentences_one_item - 1))
+            window = [(k, p, x) for p, x in item[start : start + s.max_note_sentences_one_item]]
+            while len(window) > 1 and not _within(window, opener, s.max_words, max_sentences):
+                window = window[:-1] if window[-1][1] > pos else window[1:]
+            chosen = window
     if not chosen:
         return Composition("")
     # The best sentence and, where it goes on, the item's next one: in the item's own order.
