@@ -28,7 +28,6 @@ PRESENT_LINE = "Yes, I'm here."
 NOTHING_MORE_LINE = "Nothing more from me."
 NO_VIEW_LINE = "I don't have a strong view on that."
 ACK_LINE = "Sure, I'll do that."
-FIXED_LINES = (PRESENT_LINE, NOTHING_MORE_LINE, NO_VIEW_LINE, ACK_LINE)
 
 MAX_ACK_WORDS = 14
 """Longer, the request's words are not repeated back: "Sure, I'll do that."."""
@@ -42,8 +41,7 @@ _ASK = re.compile(
 )
 _CUT = re.compile(r"\s*(?:,|;|—|–|\s-\s|\bbecause\b|\bso\s+that\b|\bsince\b|\bbefore\s+we\b|\bif\s+you\b|\bor\s+should\b).*$", re.I)
 _SWAP = {
-    "your": "my", "yours": "mine", "yourself": "myself", "you": "you", "me": "you", "my": "your", "mine": "yours",
-    "i": "you", "us": "you all", "our": "our", "we": "we",
+    "your": "my", "yours": "mine", "yourself": "myself", "me": "you", "my": "your", "mine": "yours", "i": "you", "us": "you all",
 }
 _PRONOUN = re.compile(r"\b(?:your|yours|yourself|me|my|mine|i|us)\b", re.I)
 _CANT = re.compile(r"\b(?:can't|cannot|can\s+not|won't\s+be\s+able|unable\s+to|not\s+able\s+to|no\s+capacity|don't\s+have\s+(?:the\s+)?(?:time|capacity|access))\b", re.I)
