@@ -195,7 +195,9 @@ def read_turn(text: str, before: str = "", names: frozenset[str] = frozenset()) 
         found.append((TurnKind.invitation, sentences[-1]))
     named = [f for f in found if "?" in f[1] and names & {w.lower() for w in _NAME_WORD.findall(f[1])}]
     if found:
-        kind, asked = min(named or found, key=lambda f: _ORDER.index(f[0]))
+        # The most demanding ask; of two of a kind, the later (a turn ends on what it asks).
+        pool = named or found
+        kind, asked = min(reversed(pool), key=lambda f: _ORDER.index(f[0]))
         return Plan(kind, asked)
     if sentences and all(_THANKS.match(_core(s) or s) for s in sentences):
         return Plan(TurnKind.thanks, text.strip())

@@ -44,6 +44,11 @@ _SWAP = {
     "your": "my", "yours": "mine", "yourself": "myself", "me": "you", "my": "your", "mine": "yours", "i": "you", "us": "you all",
 }
 _PRONOUN = re.compile(r"\b(?:your|yours|yourself|me|my|mine|i|us)\b", re.I)
+_YOU_OBJECT = re.compile(r"\b(for|to|with|by|from|about)\s+you\b", re.I)
+_YOU_DOES = re.compile(r"\byou(?=\s+(?:can|could|will|would|have|are|need|should|get|do)\b)", re.I)
+_SUBJECT_MARK, _OBJECT_MARK = "\x00S\x00", "\x00O\x00"
+_STUTTER = re.compile(r"\b(\w+)(?:\s+\1\b)+", re.I)
+"""A word said twice over in speech ("that we we do it")."""
 _CANT = re.compile(r"\b(?:can't|cannot|can\s+not|won't\s+be\s+able|unable\s+to|not\s+able\s+to|no\s+capacity|don't\s+have\s+(?:the\s+)?(?:time|capacity|access))\b", re.I)
 
 
@@ -57,7 +62,11 @@ def acknowledgement(request: str) -> str:
     words = rest.split()
     if not words or len(words) > MAX_ACK_WORDS:
         return ACK_LINE
-    said = _PRONOUN.sub(lambda w: _SWAP[w.group(0).lower()], rest)
+    rest = _STUTTER.sub(r"\1", re.sub(r"\bplease\s+", "", rest, flags=re.I))
+    # The principal's "you" said back: "that you can clone it" -> "that I can clone it", "for you" -> "for me".
+    # Marked first, so that the swap of the asker's own "me" and "I" leaves them be.
+    rest = _YOU_DOES.sub(_SUBJECT_MARK, _YOU_OBJECT.sub(lambda m: f"{m.group(1)} {_OBJECT_MARK}", rest)).replace("you're", f"{_SUBJECT_MARK}'m")
+    said = _PRONOUN.sub(lambda w: _SWAP[w.group(0).lower()], rest).replace(_OBJECT_MARK, "me").replace(_SUBJECT_MARK, "I")
     return f"Sure, I'll {said.rstrip(' ,')}."
 
 
@@ -74,7 +83,7 @@ def cannot(request: str, principal: Profile, names: dict[str, str]) -> tuple[str
 # States a yes/no question asks about, and whether each says the thing is done or not.
 _DONE_STATES = (
     "fixed", "done", "resolved", "closed", "merged", "shipped", "released", "ready", "finished", "complete", "completed",
-    "verified", "live", "approved", "signed off", "agreed", "booked", "sent", "deployed", "landed", "in", "on track", "green",
+    "verified", "live", "approved", "signed off", "agreed", "booked", "sent", "deployed", "landed", "on track", "green",
 )
 _OPEN_STATES = ("open", "blocked", "in progress", "delayed", "late", "slipping", "at risk", "pending", "still open")
 _STATE = re.compile(r"\b(" + "|".join(re.escape(s).replace(r"\ ", r"\s+") for s in sorted(_DONE_STATES + _OPEN_STATES, key=len, reverse=True)) + r")\b", re.I)
@@ -112,7 +121,7 @@ def yes_or_no(question: str, answer: str) -> str:
     ticket = _TICKET_TAIL.match(answer.rstrip("."))
     if holds:
         if ticket and not asks_open:
-            return f"Yes, that's {word}." if word != "in" else "Yes, it's in."
+            return f"Yes, that's {word}."
         return f"Yes — {lower_first(answer)}"
     if ticket:
         return f"No, {ticket.group('tail')}."

@@ -13,7 +13,7 @@ from delegate.actions.extractor import ActionExtractor
 from delegate.config import Settings
 from delegate.decide.compose import HOLDING_LINE, PRIVATE_LINE
 from delegate.decide.local import LocalEngine
-from delegate.decide.respond import NOTHING_MORE_LINE, PRESENT_LINE
+from delegate.decide.respond import NOTHING_MORE_LINE, PRESENT_LINE, acknowledgement
 from delegate.meeting import MeetingState
 from delegate.models import BackgroundItem, Decision, Profile, Utterance
 from testkit.live import join, open_ws, say, start_server
@@ -132,3 +132,15 @@ def test_a_request_said_back_names_people_without_mask_brackets() -> None:
     state.add(Utterance(id=0, speaker="PERSON4", text="[PERSON2], could you send the minutes to [PERSON4] tomorrow?"))
     d = asyncio.run(ENGINE.decide(state, Profile(name="Dana", label="PERSON2")))
     assert d.speak.startswith("Sure, I'll send the minutes to") and "[" not in d.speak and "Rohan" in d.speak
+
+
+@pytest.mark.parametrize(
+    ("request_", "said"),
+    [
+        ("Maya, can you send me the release notes?", "Sure, I'll send you the release notes."),
+        ("So please click the link and check that you can clone it.", "Sure, I'll click the link and check that I can clone it."),
+        ("Could you make sure that we we test it for you?", "Sure, I'll make sure that we test it for me."),
+    ],
+)
+def test_a_request_is_said_back_with_its_people_turned_round(request_: str, said: str) -> None:
+    assert acknowledgement(request_) == said
