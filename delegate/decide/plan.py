@@ -76,7 +76,7 @@ _INVITATION = re.compile(
     r"(?:from\s+(?:you|your)|on\s+your|for\s+us)|\bsomething\s+to\s+add\b|\b(?:would|do)\s+you\s+(?:like|want)\s+to\s+(?:add|say|raise)\b|"
     r"\bover\s+to\s+you\b|\bthe\s+floor\s+is\s+yours\b|\byour\s+turn\b|\b(?:what|how)\s+about\s+you\b|^\W*(?:and\s+)?you\s*\?|"
     r"\b(?:let'?s|let\s+us)\s+(?:move|go|turn|hand|come)\s+(?:on\s+|over\s+)?to\s+(?:(?-i:\[[A-Z]+\d*\]|[A-Z][a-z]+)|"
-    r"(?!(?:the|next|a|an|our|this|that|item|topic|point|it)\b)\w+\s*[.!?]?\s*$)|\bif\s+you\s+(?:can|could|want\s+to)\s+start\b|"
+    r"(?!(?:the|next|a|an|our|this|that|item|topic|point|it)\b)(?:\w\s+)?\w+\s*[.!?]?\s*$)|\bif\s+you\s+(?:can|could|want\s+to)\s+start\b|"
     r"\b(?:can|could|would|will)\s+you\s+start\b|\byou\s+wanted\s+to\s+(?:discuss|say|raise|add|mention|talk)\b|\banything\s+you\s+(?:would\s+|'d\s+)?(?:like|want)\b|"
     r"\beveryone\s+can\s+say\b|\bgo\s+(?:a)?round\s+the\s+(?:table|room)\b|\b(?:do|did)\s+you\s+have\s+any\s+(?:questions|comments|points)\b|"
     r"\byou\s+want\s+to\s+(?:discuss|add|say|raise)\s+(?:something|anything)\b|"
