@@ -131,6 +131,27 @@ def turn_end(
     typer.echo(json.dumps(run(qmsum, out, seed), indent=2))
 
 
+@app.command("answer-selector")
+def answer_selector(
+    elitr: Path = typer.Option(_SHARED / "benchmark" / "elitr-dev", help="ELITR dev meetings (delegate-bench/1): expected points label the items."),
+    workplace: Path = typer.Option(_SHARED / "benchmark" / "workplace-dev", help="A workplace-scenario/1 folder (its cases' source_refs label the brief's items)."),
+    readers: Path = typer.Option(None, help="Careful readers' labels (.jsonl: moment, speak, item), when there are any."),
+    out: Path = typer.Option(Path("delegate/weights/answer_selector.json"), help="The shipped weights."),
+    report: Path = typer.Option(None, help="Also write the leave-one-meeting-out fold weights (REPORT/folds), the ELITR-only model and figures.json here."),
+    seed: int = typer.Option(0),
+) -> None:
+    """Fit the answer selector (delegate.decide.selector) and print its held-out figures."""
+    from training.answer_selector import run
+
+    if not elitr.is_dir():
+        raise typer.BadParameter(f"{elitr} is not a folder; point --elitr at it")
+    if not workplace.is_dir():
+        raise typer.BadParameter(f"{workplace} is not a folder; point --workplace at it")
+    if readers is not None and not readers.is_file():
+        raise typer.BadParameter(f"{readers} is not a file; point --readers at the readers' labels.jsonl")
+    typer.echo(json.dumps(run(elitr, workplace, readers, out, report, seed), indent=2))
+
+
 if __name__ == "__main__":
     from delegate.extras import run_cli
 
