@@ -152,6 +152,22 @@ def answer_selector(
     typer.echo(json.dumps(run(elitr, workplace, readers, out, report, seed), indent=2))
 
 
+@app.command("ask-calibration")
+def ask_calibration(
+    data: Path = typer.Option(_SHARED / "benchmark" / "elitr-dev", help="ELITR dev meetings (delegate-bench/1)."),
+    questions: Path = typer.Option(_SHARED / "benchmark" / "elitr-bench-qa-dev" / "elitr-bench-qa_dev.json", help="ELITR-Bench dev questions."),
+    out: Path = typer.Option(Path("delegate/weights/ask_calibration.json"), help="The shipped calibration."),
+) -> None:
+    """Calibrate the embedded asker's confidence and threshold (delegate.ask.calibration); prints the held-out figures."""
+    from training.ask_calibration import run
+
+    if not data.is_dir():
+        raise typer.BadParameter(f"{data} is not a folder; point --data at it")
+    if not questions.is_file():
+        raise typer.BadParameter(f"{questions} is not a file; point --questions at it")
+    typer.echo(json.dumps(run(data, questions, out), indent=2))
+
+
 if __name__ == "__main__":
     from delegate.extras import run_cli
 

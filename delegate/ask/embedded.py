@@ -19,6 +19,8 @@ from pydantic import BaseModel
 
 from delegate import guard
 from delegate.ask.base import NO_ANSWER, WITHHELD, Answer, Audience
+from delegate.ask.calibration import AskCalibration
+from delegate.ask.calibration import shipped as shipped_calibration
 from delegate.ask.commitments import Commitments, people_named
 from delegate.ask.retrieval import Hit, TurnIndex, sentences
 from delegate.language.questions import (
@@ -294,7 +296,10 @@ class EmbeddedAsker:
 
     name = "local"
 
-    def __init__(self) -> None:
+    def __init__(self, calibration: AskCalibration | None = None) -> None:
+        """`calibration`: raw score to the chance an answer is right, and the threshold below which the answer is
+        "nothing in the meeting says" (default: the shipped one)."""
+        self.calibration = calibration if calibration is not None else shipped_calibration()
         self._indexes: dict[str, TurnIndex] = {}
         self._commitments = Commitments()
 
@@ -343,7 +348,12 @@ class EmbeddedAsker:
         started = time.perf_counter()
         kind = question_type(question)
         draft, hits = self._draft(meeting, question, kind, self.retrieve(meeting, question), self._index(meeting))
-        text, used, confidence = (draft.text, draft.hits, draft.score) if draft else (NO_ANSWER, [], 0.0)
+        confidence = self.calibration.confidence(draft.score) if draft else 0.0
+        if draft is not None and confidence < self.calibration.threshold:
+            # More likely wrong than right: saying so beats a guess ("tomorrow" from an unrelated turn).
+            log.info("answer_unsure", meeting_id=meeting.meeting_id, question_type=kind.value, confidence=round(confidence, 3))
+            draft = None
+        text, used = (draft.text, draft.hits) if draft else (NO_ANSWER, [])
         items: list[int] = []
         if principal is not None and audience == "principal":
             note = _best_note(question, principal)

@@ -85,7 +85,8 @@ def _ranked_items(meeting: MeetingState, principal: Profile, volunteered: bool, 
     s = ComposeSettings
     if not principal.background or not meeting.recent:
         return [], np.zeros(len(principal.background)), 0.0
-    totals = selector.scores(meeting, principal)
+    totals = selector.shares(meeting, principal)
+    probability = selector.scores(meeting, principal)
     spoken = meeting.spoken_items.get(principal.speaker_label, set())
     said = meeting.said_by(principal.speaker_label, s.recent_turns_checked)
     said_matrix = np.stack([embedding(u.text) for u in said]) if said else None
@@ -96,13 +97,13 @@ def _ranked_items(meeting: MeetingState, principal: Profile, volunteered: bool, 
         item = principal.background[k]
         if not item.shareable or k in spoken or (volunteered and FOR_A_QUESTION.search(item.context)):
             continue
-        if order and (totals[k] < s.second_item_share * totals[order[0]] or totals[k] < selector.floor(principal)):
+        if order and (totals[k] < s.second_item_share * totals[order[0]] or probability[k] < selector.floor(principal)):
             break
         # Already said by the principal in this meeting, in other words: not worth saying again.
         if said_matrix is not None and float((said_matrix @ embedding(principal.background[k].information)).max()) >= s.already_said:
             continue
         order.append(k)
-    return order, totals / max(float(totals.max()), 1e-9), float(totals.max())
+    return order, probability / max(float(probability.max()), 1e-9), float(probability.max())
 
 
 # A line that runs the meeting rather than says anything ("Okay, let's start the 4.2 go/no-go.", "Next item."):

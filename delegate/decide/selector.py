@@ -189,12 +189,22 @@ class AnswerSelector:
         """The threshold for this principal's brief: records or their own notes."""
         return self.record_threshold if any(b.source for b in principal.background) else self.threshold
 
+    def logits(self, rows: np.ndarray) -> np.ndarray:
+        return ((rows - self.mean) / self.scale) @ self.weights + self.bias if len(rows) else np.zeros(0)
+
     def probabilities(self, rows: np.ndarray) -> np.ndarray:
-        """P(this item answers the turn) for each row of `features`."""
-        if not len(rows):
-            return np.zeros(0)
-        z = ((rows - self.mean) / self.scale) @ self.weights + self.bias
-        return 1.0 / (1.0 + np.exp(-z))
+        """P(this item answers the turn) for each row of `features`, each on its own."""
+        return 1.0 / (1.0 + np.exp(-self.logits(rows)))
+
+    def shares(self, meeting: MeetingState, principal: Profile) -> np.ndarray:
+        """Per background item, its share of the chance that some item answers (the items compete, as in
+        training); 0 for a private item. What ranks the items and decides whether a second joins the first."""
+        shareable = np.array([b.shareable for b in principal.background], dtype=bool)
+        if not shareable.any():
+            return np.zeros(len(shareable))
+        z = np.where(shareable, self.logits(features(meeting, principal)), -np.inf)
+        e = np.exp(z - z.max())
+        return e / e.sum()
 
     def scores(self, meeting: MeetingState, principal: Profile) -> np.ndarray:
         """Per background item, its probability of answering the latest turn; 0 for a private item."""

@@ -139,6 +139,6 @@ def test_the_ask_command_asks_a_running_server(server: LiveServer) -> None:
     assert created.status_code == 201
     run = CliRunner().invoke(app, ["ask", "ask-cli", "Who will write the notes?", "--url", server.url])
     assert run.exit_code == 0, run.output
-    assert "Nothing in the meeting so far answers that." in run.output
+    assert "Nothing in the meeting so far says." in run.output
     missing = CliRunner().invoke(app, ["ask", "nope", "Who?", "--url", server.url])
     assert missing.exit_code == 1 and "not_found" in missing.output
