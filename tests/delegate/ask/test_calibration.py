@@ -32,7 +32,7 @@ def test_shipped_curve_is_monotonic() -> None:
     grid = np.linspace(-0.5, 1.5, 401)
     values = [curve.confidence(float(x)) for x in grid]
     assert all(b >= a for a, b in zip(values, values[1:], strict=False))
-    assert 0.0 <= min(values) and max(values) <= 1.0 and 0.0 < curve.threshold < 1.0
+    assert min(values) >= 0.0 and max(values) <= 1.0 and 0.0 < curve.threshold < 1.0
 
 
 def test_a_decreasing_curve_is_refused() -> None:
