@@ -31,7 +31,7 @@ from delegate.models import Profile
 
 MATCH = OfflineJudge().threshold
 """An item's sentence matches an expected point at the offline judge's own threshold."""
-KEEP_POSITIVES = 0.95
+KEEP_POSITIVES = 0.98
 """The threshold keeps this share of the held-out cases whose best item is a positive above it."""
 
 

@@ -79,9 +79,9 @@ class ComposeSettings:
 
 
 def _ranked_items(meeting: MeetingState, principal: Profile, volunteered: bool, selector: AnswerSelector) -> tuple[list[int], np.ndarray, float]:
-    """Up to `max_items` shareable items not yet said, best first by the answer selector; their normalised
-    weights; the best item's probability of answering the latest turn. A second item joins only when it
-    clears the selector's threshold too."""
+    """Up to `max_items` shareable items not yet said, best first by the answer selector; their weights (each
+    item's share of the chance that some item answers, the best at 1); the best item's probability of answering
+    the latest turn. A further item joins when its probability is at least `second_item_share` of the first's."""
     s = ComposeSettings
     if not principal.background or not meeting.recent:
         return [], np.zeros(len(principal.background)), 0.0
@@ -97,13 +97,13 @@ def _ranked_items(meeting: MeetingState, principal: Profile, volunteered: bool, 
         item = principal.background[k]
         if not item.shareable or k in spoken or (volunteered and FOR_A_QUESTION.search(item.context)):
             continue
-        if order and (totals[k] < s.second_item_share * totals[order[0]] or probability[k] < selector.floor(principal)):
+        if order and probability[k] < s.second_item_share * probability[order[0]]:
             break
         # Already said by the principal in this meeting, in other words: not worth saying again.
         if said_matrix is not None and float((said_matrix @ embedding(principal.background[k].information)).max()) >= s.already_said:
             continue
         order.append(k)
-    return order, probability / max(float(probability.max()), 1e-9), float(probability.max())
+    return order, totals / max(float(totals.max()), 1e-9), float(probability.max())
 
 
 # A line that runs the meeting rather than says anything ("Okay, let's start the 4.2 go/no-go.", "Next item."):

@@ -22,7 +22,7 @@ from pathlib import Path
 import numpy as np
 
 from delegate.decide.phrasing import sayable, ticket_names
-from delegate.decide.relevance import rank_background, read_items
+from delegate.decide.relevance import rank_background
 from delegate.language.questions import NUMBER, TEMPORAL, QuestionType, question_type
 from delegate.language.similarity import embedding, word_overlap
 from delegate.language.text import content_words
@@ -49,6 +49,10 @@ FEATURES = (
     "said_before",
     "after_last_said",
     "position",
+    "read_info",
+    "read_context",
+    "read_sentence",
+    "read_tail",
 )
 """The signals, in the order the weights are written."""
 
@@ -67,31 +71,65 @@ hundred records would cost seconds of encoding on a meeting's first question).""
 FOR_A_QUESTION = re.compile(r"\b(?:if|when|once)\s+(?:I am |I'm )?asked\b", re.IGNORECASE)
 
 
-def read_sentences(turn: str, principal: Profile, cheap: np.ndarray) -> np.ndarray:
-    """Per background item (0 for private ones), how well its best sayable sentence answers `turn`, read by
-    the sentence encoder: a long record answers with one of its sentences, and the encoder reads a text's
-    first 64 word pieces only. Only the `RECORDS_READ` items best by the `cheap` reading are read. A brief
-    the principal wrote is read whole, item by item."""
-    if not any(b.source for b in principal.background):
-        return read_items(turn, principal)
+def readings(turn: str, principal: Profile, cheap: np.ndarray) -> np.ndarray:
+    """Per background item (rows; 0 for private ones and items not read), how well it answers `turn` by the
+    sentence encoder: (its information, its context, its best sayable sentence). A brief the principal wrote is
+    read whole; of records only the `RECORDS_READ` best by the `cheap` reading (a brief of a hundred records
+    would cost seconds of encoding on a meeting's first question)."""
     from delegate.language.encoder import shipped as encoder
 
     items = principal.background
+    out = np.zeros((len(items), 3))
+    if not items or not turn.strip():
+        return out
     tickets = ticket_names(items)
-    read = set(int(k) for k in np.argsort(-cheap)[:RECORDS_READ])
-    texts = [[b.context, *sayable(b, tickets, principal.name)] if b.shareable and k in read else [] for k, b in enumerate(items)]
+    records = any(b.source for b in items)
+    read = set(int(k) for k in np.argsort(-cheap)[:RECORDS_READ]) if records else set(range(len(items)))
+    texts = [
+        [b.information, b.context or b.information, *(sayable(b, tickets, principal.name) or [b.information])]
+        if b.shareable and k in read else []
+        for k, b in enumerate(items)
+    ]
     flat = [t for ts in texts for t in ts]
-    if not flat or not turn.strip():
-        return np.zeros(len(items))
+    if not flat:
+        return out
     vecs = encoder().encode([turn, *flat])
-    cos = vecs[1:] @ vecs[0]
-    out = np.zeros(len(items))
+    cos = np.clip(vecs[1:] @ vecs[0], 0.0, 1.0)
     at = 0
     for k, ts in enumerate(texts):
         if ts:
-            out[k] = max(0.0, float(cos[at : at + len(ts)].max()))
+            out[k] = (cos[at], cos[at + 1], cos[at + 2 : at + len(ts)].max())
         at += len(ts)
     return out
+
+
+def read_sentences(turn: str, principal: Profile, cheap: np.ndarray) -> np.ndarray:
+    """Per background item (0 for private ones), how well it answers `turn` read by the sentence encoder: a
+    record by its best sentence or its context, a brief the principal wrote by its information or context."""
+    r = readings(turn, principal, cheap)
+    if any(b.source for b in principal.background):
+        return np.maximum(r[:, 1], r[:, 2])
+    return np.maximum(r[:, 0], r[:, 1])
+
+
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
+TAIL_WORDS = 40
+"""A turn longer than the encoder reads is also read by its end: where a long turn's question usually is."""
+
+
+def tail(turn: str) -> str:
+    """The end of a long turn: its last question and what follows it, or its last sentences, up to
+    `TAIL_WORDS` words; the turn itself when it is short."""
+    if len(turn.split()) <= TAIL_WORDS:
+        return turn
+    parts = [p for p in _SENTENCE_END.split(turn.strip()) if p]
+    asks = [k for k, p in enumerate(parts) if p.endswith("?")]
+    start = asks[-1] if asks else len(parts) - 1
+    out = parts[start:]
+    while start > 0 and len(" ".join([parts[start - 1], *out]).split()) <= TAIL_WORDS:
+        start -= 1
+        out = parts[start:]
+    return " ".join(" ".join(out).split()[-TAIL_WORDS:])
 
 
 def _rank_share(x: np.ndarray) -> np.ndarray:
@@ -116,7 +154,8 @@ def features(meeting: MeetingState, principal: Profile) -> np.ndarray:
             window[m.index] += (DECAY**age) * m.score
             if age == 0:
                 static_latest[m.index] = m.score
-    read = read_sentences(latest, principal, window)
+    reading = readings(latest, principal, window)
+    read = np.maximum(reading[:, 1], reading[:, 2]) if any(b.source for b in items) else np.maximum(reading[:, 0], reading[:, 1])
     words = content_words(latest)
     overlap_info = np.array([word_overlap(words, content_words(b.information)) if words else 0.0 for b in items])
     overlap_context = np.array([word_overlap(words, content_words(b.context)) if words and b.context else 0.0 for b in items])
@@ -127,6 +166,8 @@ def features(meeting: MeetingState, principal: Profile) -> np.ndarray:
     held = np.array([1.0 if FOR_A_QUESTION.search(b.context) else 0.0 for b in items])
     record = np.array([1.0 if b.source else 0.0 for b in items])
     previous = read_sentences(turns[-2], principal, window) if len(turns) > 1 else np.zeros(n)
+    end = tail(latest)
+    read_tail = read if end == latest else readings(end, principal, window).max(axis=1)
     said_before, after_last = _own_turns(meeting, principal)
     return np.stack(
         [
@@ -148,6 +189,10 @@ def features(meeting: MeetingState, principal: Profile) -> np.ndarray:
             said_before,
             after_last,
             np.arange(n) / max(n - 1, 1),
+            reading[:, 0],
+            reading[:, 1],
+            reading[:, 2],
+            read_tail,
         ],
         axis=1,
     )
