@@ -138,6 +138,8 @@ def answer_selector(
     readers: Path = typer.Option(None, help="Careful readers' labels (.jsonl: moment, speak, item), when there are any."),
     out: Path = typer.Option(Path("delegate/weights/answer_selector.json"), help="The shipped weights."),
     report: Path = typer.Option(None, help="Also write the leave-one-meeting-out fold weights (REPORT/folds), the ELITR-only model and figures.json here."),
+    labels: str = typer.Option("reply", help="How ELITR items are labelled: reply (the share of a reply composed from the item alone "
+                               "that the offline judge attributes to the expected points) or points (the item's sentences match one)."),
     seed: int = typer.Option(0),
 ) -> None:
     """Fit the answer selector (delegate.decide.selector) and print its held-out figures."""
@@ -149,7 +151,9 @@ def answer_selector(
         raise typer.BadParameter(f"{workplace} is not a folder; point --workplace at it")
     if readers is not None and not readers.is_file():
         raise typer.BadParameter(f"{readers} is not a file; point --readers at the readers' labels.jsonl")
-    typer.echo(json.dumps(run(elitr, workplace, readers, out, report, seed), indent=2))
+    if labels not in ("reply", "points"):
+        raise typer.BadParameter(f"--labels {labels!r}: choose reply or points")
+    typer.echo(json.dumps(run(elitr, workplace, readers, out, report, seed, labels), indent=2))
 
 
 @app.command("ask-calibration")

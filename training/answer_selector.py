@@ -21,17 +21,21 @@ from pathlib import Path
 import numpy as np
 
 from benchmark.scoring.data import BenchMeeting, load
-from benchmark.scoring.judge import OfflineJudge
+from benchmark.scoring.judge import JudgeInput, OfflineJudge
 from benchmark.scoring.runner import state_for
+from delegate.decide.compose import compose
+from delegate.decide.cues import Cue, current_talk
 from delegate.decide.phrasing import sayable, ticket_names
 from delegate.decide.selector import FEATURES, AnswerSelector, features
 from delegate.language.similarity import similarity
 from delegate.meeting import MeetingState
-from delegate.models import Profile
+from delegate.models import Profile, Scenario
 
 MATCH = OfflineJudge().threshold
 """An item's sentence matches an expected point at the offline judge's own threshold."""
 KEEP_POSITIVES = 0.98
+_NO_FLOOR = AnswerSelector(np.zeros(len(FEATURES)), np.ones(len(FEATURES)), np.zeros(len(FEATURES)), 0.0, 0.0)
+"""Composing from one item alone: no selector threshold in the way."""
 """The threshold keeps this share of the held-out cases whose best item is a positive above it."""
 
 
@@ -51,7 +55,7 @@ def _baseline(rows: np.ndarray) -> np.ndarray:
     return rows[:, FEATURES.index("static_window")] + 0.5 * rows[:, FEATURES.index("read")]
 
 
-def _group(meeting_id: str, case_id: str, state: MeetingState, profile: Profile, positive: list[bool]) -> Group | None:
+def _group(meeting_id: str, case_id: str, state: MeetingState, profile: Profile, positive: list[bool] | list[float]) -> Group | None:
     keep = [k for k, b in enumerate(profile.background) if b.shareable]
     if not keep:
         return None
@@ -59,25 +63,43 @@ def _group(meeting_id: str, case_id: str, state: MeetingState, profile: Profile,
     return Group(meeting_id, case_id, rows, np.asarray([positive[k] for k in keep], dtype=float), _baseline(rows))
 
 
-def elitr_groups(folder: Path) -> list[Group]:
+def elitr_groups(folder: Path, labels: str = "points") -> list[Group]:
     out: list[Group] = []
     for meeting in load(folder):
-        out += _meeting_groups(meeting)
+        out += _meeting_groups(meeting, labels)
     return out
 
 
-def _meeting_groups(meeting: BenchMeeting) -> list[Group]:
+def _said_alone(state: MeetingState, profile: Profile, k: int, case_points: list[str], judge: OfflineJudge) -> float:
+    """The share of the reply's sentences the offline judge attributes to the case's expected points, when the
+    reply is composed from item `k` alone: what the item is worth as the one answer."""
+    alone = profile.model_copy(update={"intents": [], "background": [b if j == k else b.model_copy(update={"shareable": False}) for j, b in enumerate(profile.background)]})
+    reply = compose(state, alone, Cue(Scenario.explicit_cue, 1.0, ""), current_talk(state), _NO_FLOOR).text
+    if not reply:
+        return 0.0
+    snapshot = [f"{state.display_name(u.speaker)}: {u.text}" for u in state.utterances[-200:]]
+    judged = judge.judge_now(JudgeInput(response=reply, expected_points=case_points, profile=profile, snapshot=snapshot))
+    points = judged.points
+    return sum(p.attribution == "expected" for p in points) / len(points) if points else 0.0
+
+
+def _meeting_groups(meeting: BenchMeeting, labels: str = "points") -> list[Group]:
     out: list[Group] = []
+    judge = OfflineJudge()
     for case in meeting.cases:
         if case.variant != "matched" or not case.expected_points or case.principal not in meeting.profiles:
             continue
         profile = meeting.profile(case.principal, case.names)
-        tickets = ticket_names(profile.background)
-        positive = [
-            any(similarity(p, x) >= MATCH for p in case.expected_points for x in (sayable(b, tickets, profile.name) or [b.information]))
-            for b in profile.background
-        ]
-        g = _group(meeting.meeting_id, case.id, state_for(meeting, case), profile, positive)
+        state = state_for(meeting, case)
+        if labels == "reply":
+            positive = [b.shareable and _said_alone(state, profile, k, case.expected_points, judge) for k, b in enumerate(profile.background)]
+        else:
+            tickets = ticket_names(profile.background)
+            positive = [
+                any(similarity(p, x) >= MATCH for p in case.expected_points for x in (sayable(b, tickets, profile.name) or [b.information]))
+                for b in profile.background
+            ]
+        g = _group(meeting.meeting_id, case.id, state, profile, positive)
         if g is not None:
             out.append(g)
     return out
@@ -203,9 +225,9 @@ def reliability(groups: list[Group], probs: list[np.ndarray], bins: int = 5) -> 
     return out
 
 
-def run(elitr: Path, workplace: Path | None, readers: Path | None, out: Path, report: Path | None, seed: int) -> dict[str, object]:
+def run(elitr: Path, workplace: Path | None, readers: Path | None, out: Path, report: Path | None, seed: int, labels: str = "reply") -> dict[str, object]:
     """Build the rows, evaluate held out, write the shipped weights (all data) and, with `report`, the folds."""
-    elitr_rows = elitr_groups(elitr)
+    elitr_rows = elitr_groups(elitr, labels)
     work_rows = workplace_groups(workplace) if workplace is not None else []
     reader_rows = reader_groups(readers, elitr) if readers is not None else []
     folds, probs = held_out(elitr_rows + reader_rows, seed)
@@ -215,6 +237,7 @@ def run(elitr: Path, workplace: Path | None, readers: Path | None, out: Path, re
     e_probs = [probs[k] for k in elitr_idx]
     threshold = choose_threshold(e_groups, e_probs)
     figures: dict[str, object] = {
+        "labels": labels,
         "elitr_cases": len(elitr_rows),
         "elitr_cases_with_positive": sum(bool(g.labels.any()) for g in elitr_rows),
         "reader_cases": len(reader_rows),
@@ -223,6 +246,8 @@ def run(elitr: Path, workplace: Path | None, readers: Path | None, out: Path, re
         "elitr_top1_held_out": round(top1(e_groups, e_probs), 3),
         "threshold": threshold,
         "elitr_reliability_held_out": reliability(e_groups, e_probs),
+        "elitr_pick_worth_before": round(float(np.mean([g.labels[int(np.argmax(g.baseline))] for g in e_groups])), 3),
+        "elitr_pick_worth_held_out": round(float(np.mean([g.labels[int(np.argmax(p))] for g, p in zip(e_groups, e_probs, strict=True)])), 3),
     }
     elitr_only = fit(elitr_rows + reader_rows, seed, threshold)
     if work_rows:

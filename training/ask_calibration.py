@@ -28,7 +28,7 @@ MIN_RIGHT = 0.1
 """Below this chance of being right (calibrated) the asker says nothing in the meeting answers the question."""
 RIGHT_FROM = 6.0
 """An answer graded this or more (1-10) is right."""
-_PERSON = re.compile(r"\[?(PERSON\d+)\]?")
+_PERSON = re.compile(r"\[?\b([A-Z]+\d+)\b\]?")
 
 
 def _fit(raw: np.ndarray, right: np.ndarray, threshold: float = 0.0) -> AskCalibration:
@@ -41,7 +41,8 @@ def _fit(raw: np.ndarray, right: np.ndarray, threshold: float = 0.0) -> AskCalib
 
 
 def who_first(text: str, reference: str) -> bool:
-    """Whether the first person the answer names is one the ground truth names."""
+    """Whether the first person (or organisation: ELITR masks both, "[PERSON7]", "[ORGANIZATION5]") the answer
+    names is one the ground truth names."""
     named = _PERSON.findall(text)
     return bool(named) and named[0] in set(_PERSON.findall(reference))
 

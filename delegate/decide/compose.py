@@ -85,8 +85,7 @@ def _ranked_items(meeting: MeetingState, principal: Profile, volunteered: bool, 
     s = ComposeSettings
     if not principal.background or not meeting.recent:
         return [], np.zeros(len(principal.background)), 0.0
-    totals = selector.shares(meeting, principal)
-    probability = selector.scores(meeting, principal)
+    probability, totals = selector.rate(meeting, principal)
     spoken = meeting.spoken_items.get(principal.speaker_label, set())
     said = meeting.said_by(principal.speaker_label, s.recent_turns_checked)
     said_matrix = np.stack([embedding(u.text) for u in said]) if said else None

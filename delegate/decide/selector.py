@@ -241,20 +241,19 @@ class AnswerSelector:
         """P(this item answers the turn) for each row of `features`, each on its own."""
         return 1.0 / (1.0 + np.exp(-self.logits(rows)))
 
-    def shares(self, meeting: MeetingState, principal: Profile) -> np.ndarray:
-        """Per background item, its share of the chance that some item answers (the items compete, as in
-        training); 0 for a private item. What ranks the items and decides whether a second joins the first."""
+    def rate(self, meeting: MeetingState, principal: Profile) -> tuple[np.ndarray, np.ndarray]:
+        """Per background item (0 for a private one): its probability of answering the latest turn, and its share
+        of the chance that some item answers (the items compete, as in training)."""
         shareable = np.array([b.shareable for b in principal.background], dtype=bool)
         if not shareable.any():
-            return np.zeros(len(shareable))
+            return np.zeros(len(shareable)), np.zeros(len(shareable))
         z = np.where(shareable, self.logits(features(meeting, principal)), -np.inf)
         e = np.exp(z - z.max())
-        return e / e.sum()
+        return np.where(shareable, 1.0 / (1.0 + np.exp(-z)), 0.0), e / e.sum()
 
     def scores(self, meeting: MeetingState, principal: Profile) -> np.ndarray:
         """Per background item, its probability of answering the latest turn; 0 for a private item."""
-        shareable = np.array([b.shareable for b in principal.background], dtype=bool)
-        return np.where(shareable, self.probabilities(features(meeting, principal)), 0.0)
+        return self.rate(meeting, principal)[0]
 
     def best(self, meeting: MeetingState, principal: Profile) -> tuple[int | None, float]:
         """The item that answers the latest turn and its probability; None when none clears the threshold."""
