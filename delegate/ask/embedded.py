@@ -157,12 +157,34 @@ def _source(meeting: MeetingState, hit: Hit, quote: str) -> str:
     return f"turn {hit.utterance.id}, {meeting.display_name(hit.utterance.speaker)}: “{_unmask(_quote(quote), meeting)}”"
 
 
+_GREETING = r"(?:hi|hello|hey|thanks|thank you|okay|ok|yes|yeah|so|well|and|but)"
+
+
+def _addressed(meeting: MeetingState, text: str) -> set[str]:
+    """Labels of the people a sentence speaks to rather than about: a name after a greeting or set off by a
+    comma at the sentence's start ("Hi [PERSON10], I'm here from …"), or at its end ("…, [PERSON3]?")."""
+    out = set()
+    for label in people_named(meeting, text):
+        names = [re.escape(f"[{label}]"), re.escape(label), *(re.escape(n) for n in (meeting.names.get(label, "").split()[:1]))]
+        name = "(?:" + "|".join(n for n in names if n) + ")"
+        start = re.search(rf"^\W*(?:{_GREETING}\W+)*{name}\s*[,.!?]", text, re.IGNORECASE)
+        end = re.search(rf",\s*{name}\s*[.!?]*\s*$", text, re.IGNORECASE)
+        if start or end:
+            out.add(label)
+    return out
+
+
+ADDRESSED_WEIGHT = 0.3
+"""A person a sentence speaks to is weaker evidence than one it speaks about, or its speaker saying "I"."""
+
+
 def _who(meeting: MeetingState, question: str, ranked: list[_Sentence], hits: list[Hit]) -> _Draft | None:
     asked_about = people_named(meeting, question)
     evidence: dict[str, list[tuple[float, _Sentence]]] = {}
     for s in ranked[:8]:
         speaker = hits[s.hit_index].utterance.speaker
-        found = {(label, 1.0) for label in people_named(meeting, s.text)}
+        addressed = _addressed(meeting, s.text)
+        found = {(label, ADDRESSED_WEIGHT if label in addressed else 1.0) for label in people_named(meeting, s.text)}
         found.add((speaker, 0.9 if FIRST_PERSON.search(s.text) else 0.25))
         for label, weight in found:
             if label not in asked_about:
