@@ -162,7 +162,7 @@ _GREETING = r"(?:hi|hello|hey|thanks|thank you|okay|ok|yes|yeah|so|well|and|but)
 
 def _addressed(meeting: MeetingState, text: str) -> set[str]:
     """Labels of the people a sentence speaks to rather than about: a name after a greeting or set off by a
-    comma at the sentence's start ("Hi [PERSON10], I'm here from …"), or at its end ("…, [PERSON3]?")."""
+    comma at the sentence's start ("Hi Carol, I'm here for …"), or at its end ("…, Carol?")."""
     out = set()
     for label in people_named(meeting, text):
         names = [re.escape(f"[{label}]"), re.escape(label), *(re.escape(n) for n in (meeting.names.get(label, "").split()[:1]))]
