@@ -125,26 +125,42 @@ def workplace_groups(folder: Path) -> list[Group]:
     return out
 
 
+READER_ASKS = ("question", "yes_no", "opinion", "invitation", "chime_in")
+"""Moments where a reader who would speak and uses no item says that nothing in the brief fits."""
+
+
 def reader_groups(labels: Path, elitr: Path) -> list[Group]:
-    """Careful readers' choices: each line {"moment": "<case id>", "speak": bool, "item": n|null} over ELITR dev
-    cases; the item they would use is the positive (a moment they would not speak at, or speak from no item, has none)."""
-    by_case = {}
+    """Careful readers' choices (`/work/readers/labels.jsonl`: one line per reader and moment, with `meeting_id`,
+    `utterance` (the turn just said), `candidate` (who they are), `speak`, `asks` and `item`, the brief item
+    they would use, 1-based over the shareable items, 0 for none). Per ELITR dev moment where a reader would
+    speak: each item's label is the share of those readers who would use it; a moment where all of them would
+    answer a question from no item teaches that nothing fits."""
+    votes: dict[tuple[str, int, str], list[dict[str, object]]] = {}
     for line in labels.read_text(encoding="utf-8").splitlines():
-        if line.strip():
-            row = json.loads(line)
-            by_case[str(row.get("moment"))] = row
+        if not line.strip():
+            continue
+        row = json.loads(line)
+        if row.get("corpus") == "elitr" and row.get("speak"):
+            votes.setdefault((str(row["meeting_id"]), int(row["utterance"]), str(row["candidate"])), []).append(row)
+    meetings = {m.meeting_id: m for m in load(elitr)}
     out: list[Group] = []
-    for meeting in load(elitr):
-        for case in meeting.cases:
-            row = by_case.get(case.id)
-            if row is None or case.principal not in meeting.profiles:
-                continue
-            profile = meeting.profile(case.principal, case.names)
-            item = row.get("item") if row.get("speak") else None
-            positive = [k == item for k in range(len(profile.background))]
-            g = _group(meeting.meeting_id, f"{case.id}/reader", state_for(meeting, case), profile, positive)
-            if g is not None:
-                out.append(g)
+    for (mid, at, who), rows in sorted(votes.items()):
+        meeting = meetings.get(mid)
+        if meeting is None or who not in meeting.profiles or at >= len(meeting.utterances):
+            continue
+        profile = meeting.profile(who)
+        shareable = [k for k, b in enumerate(profile.background) if b.shareable]
+        chosen = [int(r["item"]) for r in rows if 0 < int(r["item"]) <= len(shareable)]  # type: ignore[call-overload]
+        if not chosen and not all(r.get("asks") in READER_ASKS for r in rows):
+            continue
+        positive = [0.0] * len(profile.background)
+        for item in chosen:
+            positive[shareable[item - 1]] += 1.0 / len(rows)
+        state = MeetingState(mid, attendees=list(meeting.attendees), names=dict(meeting.names))
+        state.extend(meeting.utterances[: at + 1])
+        g = _group(mid, f"{mid}/{at}/{who}/reader", state, profile, positive)
+        if g is not None:
+            out.append(g)
     return out
 
 
@@ -236,6 +252,11 @@ def run(elitr: Path, workplace: Path | None, readers: Path | None, out: Path, re
     e_groups = [scored[k] for k in elitr_idx]
     e_probs = [probs[k] for k in elitr_idx]
     threshold = choose_threshold(e_groups, e_probs)
+    r_idx = [k for k, g in enumerate(scored) if g.case_id.endswith("/reader")]
+    readers_figures = {
+        "reader_top1_before": round(top1([scored[k] for k in r_idx], [scored[k].baseline for k in r_idx]), 3),
+        "reader_top1_held_out": round(top1([scored[k] for k in r_idx], [probs[k] for k in r_idx]), 3),
+    } if r_idx else {}
     figures: dict[str, object] = {
         "labels": labels,
         "elitr_cases": len(elitr_rows),
@@ -248,6 +269,7 @@ def run(elitr: Path, workplace: Path | None, readers: Path | None, out: Path, re
         "elitr_reliability_held_out": reliability(e_groups, e_probs),
         "elitr_pick_worth_before": round(float(np.mean([g.labels[int(np.argmax(g.baseline))] for g in e_groups])), 3),
         "elitr_pick_worth_held_out": round(float(np.mean([g.labels[int(np.argmax(p))] for g, p in zip(e_groups, e_probs, strict=True)])), 3),
+        **readers_figures,
     }
     elitr_only = fit(elitr_rows + reader_rows, seed, threshold)
     if work_rows:
