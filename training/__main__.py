@@ -168,6 +168,45 @@ def reader_moments(
     dealt = rm.deal_in_order(chosen, in_order, double, seed) if in_order else rm.deal(chosen, packets, double, seed)
     rm.write(meetings, chosen, dealt, out, seed)
     typer.echo(json.dumps({"moments": len(chosen), "labels": sum(map(len, dealt)), "packets": [len(d) for d in dealt]}))
+@app.command("answer-selector")
+def answer_selector(
+    elitr: Path = typer.Option(_SHARED / "benchmark" / "elitr-dev", help="ELITR dev meetings (delegate-bench/1): expected points label the items."),
+    workplace: Path = typer.Option(_SHARED / "benchmark" / "workplace-dev", help="A workplace-scenario/1 folder (its cases' source_refs label the brief's items)."),
+    readers: Path = typer.Option(None, help="Careful readers' labels (.jsonl: moment, speak, item), when there are any."),
+    out: Path = typer.Option(Path("delegate/weights/answer_selector.json"), help="The shipped weights."),
+    report: Path = typer.Option(None, help="Also write the leave-one-meeting-out fold weights (REPORT/folds), the ELITR-only model and figures.json here."),
+    labels: str = typer.Option("reply", help="How ELITR items are labelled: reply (the share of a reply composed from the item alone "
+                               "that the offline judge attributes to the expected points) or points (the item's sentences match one)."),
+    seed: int = typer.Option(0),
+) -> None:
+    """Fit the answer selector (delegate.decide.selector) and print its held-out figures."""
+    from training.answer_selector import run
+
+    if not elitr.is_dir():
+        raise typer.BadParameter(f"{elitr} is not a folder; point --elitr at it")
+    if not workplace.is_dir():
+        raise typer.BadParameter(f"{workplace} is not a folder; point --workplace at it")
+    if readers is not None and not readers.is_file():
+        raise typer.BadParameter(f"{readers} is not a file; point --readers at the readers' labels.jsonl")
+    if labels not in ("reply", "points"):
+        raise typer.BadParameter(f"--labels {labels!r}: choose reply or points")
+    typer.echo(json.dumps(run(elitr, workplace, readers, out, report, seed, labels), indent=2))
+
+
+@app.command("ask-calibration")
+def ask_calibration(
+    data: Path = typer.Option(_SHARED / "benchmark" / "elitr-dev", help="ELITR dev meetings (delegate-bench/1)."),
+    questions: Path = typer.Option(_SHARED / "benchmark" / "elitr-bench-qa-dev" / "elitr-bench-qa_dev.json", help="ELITR-Bench dev questions."),
+    out: Path = typer.Option(Path("delegate/weights/ask_calibration.json"), help="The shipped calibration."),
+) -> None:
+    """Calibrate the embedded asker's confidence and threshold (delegate.ask.calibration); prints the held-out figures."""
+    from training.ask_calibration import run
+
+    if not data.is_dir():
+        raise typer.BadParameter(f"{data} is not a folder; point --data at it")
+    if not questions.is_file():
+        raise typer.BadParameter(f"{questions} is not a file; point --questions at it")
+    typer.echo(json.dumps(run(data, questions, out), indent=2))
 
 
 if __name__ == "__main__":

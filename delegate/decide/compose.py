@@ -15,7 +15,9 @@ import numpy as np
 
 from delegate.decide.cues import Cue
 from delegate.decide.phrasing import sayable, ticket_names
-from delegate.decide.relevance import Query, pair_score, rank_background, rank_intents, read_items
+from delegate.decide.relevance import Query, pair_score, rank_intents
+from delegate.decide.selector import FOR_A_QUESTION, AnswerSelector
+from delegate.decide.selector import shipped as shipped_selector
 from delegate.decide.spoken import spoken, unmask
 from delegate.language.questions import NUMBER, TEMPORAL, QuestionType, personal_matter, question_type
 from delegate.language.similarity import embedding
@@ -26,8 +28,6 @@ from delegate.speakable import defects, sentence_count
 
 # Sentences, and clauses after a `;` (kept with it, so a reply that joins them reads as written).
 _SENTENCE = re.compile(r"(?<=[.!?;])\s+")
-# An item written for a question ("When asked about travel") is held for the question, not volunteered.
-_FOR_A_QUESTION = re.compile(r"\b(?:if|when|once)\s+(?:I am |I'm )?asked\b", re.IGNORECASE)
 
 
 @dataclass(frozen=True, slots=True)
@@ -51,26 +51,19 @@ class ComposeSettings:
     max_note_sentences_one_item = 3
     """The same for the principal's own notes, whose item is one point written out over a few sentences (on ELITR
     dev their real answer often says two or three of them)."""
-    window = 3
-    """Substantive turns that make the query; each older turn weighs `decay` times the next."""
-    decay = 0.5
     max_items = 3
     item_weight = 0.7
     """A sentence's score: this share from its item's rank, the rest from the sentence's own fit."""
     second_item_share = 0.5
     """A second item joins the reply only when it answers the talk nearly as well as the first."""
-    item_floor = 0.05
-    """Below this relevance (of the best item on the latest turn) nothing in the background answers a cue."""
+    item_floor: float | None = None
+    """Below this probability (of the best item answering the latest turn) nothing in the background answers
+    a cue; None: the answer selector's own fitted threshold (`delegate.decide.selector`)."""
     intent_floor = 0.30
     """Named or volunteering, an intent is raised only when the talk is about it (else a holding line or silence)."""
     already_said = 0.80
     """Cosine above which an item counts as already said by the principal."""
     recent_turns_checked = 40
-    reader_weight = 0.5
-    """How much the sentence encoder's reading of the latest turn against each item adds to the item's rank."""
-    records_read = 8
-    """Records the encoder reads sentence by sentence: the best by words and static vectors (a brief of a
-    hundred records would cost seconds of encoding on a meeting's first question)."""
     own_turns_checked = 5
     """The principal's latest turns a reply's sentences are checked against (not to repeat them)."""
     repeats_own = 0.70
@@ -92,67 +85,31 @@ class ComposeSettings:
     """Added to a sentence's own fit when it says what kind of thing is asked (a time for "when", a number for "how many")."""
 
 
-def _read_sentences(turn: str, principal: Profile, cheap: np.ndarray) -> np.ndarray:
-    """Per background item (0 for private ones), how well its best sayable sentence answers `turn`, read by
-    the sentence encoder: a long record answers with one of its sentences, and the encoder reads a text's
-    first 64 word pieces only. Only the `records_read` items best by the `cheap` reading are read. A brief
-    the principal wrote is read whole, item by item."""
-    if not any(b.source for b in principal.background):
-        return read_items(turn, principal)
-    from delegate.language.encoder import shipped as encoder
-
-    items = principal.background
-    tickets = ticket_names(items)
-    read = set(int(k) for k in np.argsort(-cheap)[: ComposeSettings.records_read])
-    texts = [[b.context, *sayable(b, tickets, principal.name)] if b.shareable and k in read else [] for k, b in enumerate(items)]
-    flat = [t for ts in texts for t in ts]
-    if not flat or not turn.strip():
-        return np.zeros(len(items))
-    vecs = encoder().encode([turn, *flat])
-    cos = vecs[1:] @ vecs[0]
-    out = np.zeros(len(items))
-    at = 0
-    for k, ts in enumerate(texts):
-        if ts:
-            out[k] = max(0.0, float(cos[at : at + len(ts)].max()))
-        at += len(ts)
-    return out
-
-
-def _ranked_items(meeting: MeetingState, principal: Profile, volunteered: bool) -> tuple[list[int], np.ndarray, float]:
-    """Up to `max_items` shareable items not yet said, best first; their normalised weights; the best
-    relevance to the latest turn."""
+def _ranked_items(meeting: MeetingState, principal: Profile, volunteered: bool, selector: AnswerSelector) -> tuple[list[int], np.ndarray, float]:
+    """Up to `max_items` shareable items not yet said, best first by the answer selector; their weights (each
+    item's share of the chance that some item answers, the best at 1); the best item's probability of answering
+    the latest turn. A further item joins when its probability is at least `second_item_share` of the first's."""
     s = ComposeSettings
-    turns = [t.utterance for t in meeting.recent][-s.window :]
-    totals = np.zeros(len(principal.background))
-    if not len(totals):
-        return [], totals, 0.0
-    best_latest = 0.0
-    for age, u in enumerate(reversed(turns)):
-        for m in rank_background(u.text, principal):
-            totals[m.index] += (s.decay**age) * m.score
-            if age == 0:
-                best_latest = max(best_latest, m.score)
-    # Which item answers the latest turn, read by the sentence encoder: words and static vectors see the
-    # subject; the encoder tells the answer from an item that only shares it.
-    totals += s.reader_weight * _read_sentences(turns[-1].text, principal, totals)
+    if not principal.background or not meeting.recent:
+        return [], np.zeros(len(principal.background)), 0.0
+    probability, totals = selector.rate(meeting, principal)
     spoken = meeting.spoken_items.get(principal.speaker_label, set())
     said = meeting.said_by(principal.speaker_label, s.recent_turns_checked)
     said_matrix = np.stack([embedding(u.text) for u in said]) if said else None
     order: list[int] = []
-    for k in (int(k) for k in np.argsort(-totals)):
+    for k in (int(k) for k in np.argsort(-totals, kind="stable")):
         if len(order) == s.max_items or totals[k] <= 0:
             break
         item = principal.background[k]
-        if not item.shareable or k in spoken or (volunteered and _FOR_A_QUESTION.search(item.context)):
+        if not item.shareable or k in spoken or (volunteered and FOR_A_QUESTION.search(item.context)):
             continue
-        if order and totals[k] < s.second_item_share * totals[order[0]]:
+        if order and probability[k] < s.second_item_share * probability[order[0]]:
             break
         # Already said by the principal in this meeting, in other words: not worth saying again.
         if said_matrix is not None and float((said_matrix @ embedding(principal.background[k].information)).max()) >= s.already_said:
             continue
         order.append(k)
-    return order, totals / max(float(totals.max()), 1e-9), best_latest
+    return order, totals / max(float(totals.max()), 1e-9), float(probability.max())
 
 
 # A line that runs the meeting rather than says anything ("Okay, let's start the 4.2 go/no-go.", "Next item."):
@@ -332,15 +289,17 @@ def _same_question(turn: str, intent: str) -> bool:
     return "?" in turn and bool(mine) and len(mine & theirs) >= ComposeSettings.same_question * len(mine)
 
 
-def compose(meeting: MeetingState, principal: Profile, cue: Cue, query: str | Query) -> Composition:
-    """The words the principal would say now, or an empty text when nothing grounded fits."""
+def compose(meeting: MeetingState, principal: Profile, cue: Cue, query: str | Query, selector: AnswerSelector | None = None) -> Composition:
+    """The words the principal would say now, or an empty text when nothing grounded fits. `selector`: which
+    item answers the turn (default: the shipped one; the benchmark passes one fitted without the meeting)."""
     s = ComposeSettings
     last = meeting.last
     assert last is not None
     if cue.scenario is Scenario.chime_in and procedural(last.text):
         return Composition("")
-    order, weight, best_latest = _ranked_items(meeting, principal, volunteered=cue.scenario is Scenario.chime_in)
-    if order and best_latest >= s.item_floor:
+    selector = selector if selector is not None else shipped_selector()
+    order, weight, best_latest = _ranked_items(meeting, principal, cue.scenario is Scenario.chime_in, selector)
+    if order and best_latest >= (selector.floor(principal) if s.item_floor is None else s.item_floor):
         said = _said(meeting, principal, cue, query, order, weight, best_latest)
         if said.text:
             return said

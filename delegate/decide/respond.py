@@ -20,6 +20,7 @@ from delegate.decide.compose import HOLDING_LINES, PRIVATE_LINE, compose, holdin
 from delegate.decide.cues import Cue, current_talk
 from delegate.decide.plan import Plan, TurnKind
 from delegate.decide.relevance import rank_background
+from delegate.decide.selector import AnswerSelector
 from delegate.decide.spoken import lower_first, spoken, unmask
 from delegate.meeting import MeetingState
 from delegate.models import Profile, Scenario
@@ -132,8 +133,11 @@ _FACTS = (TurnKind.question, TurnKind.yes_no)
 """The kinds a holding line may answer: a question for a fact or a state."""
 
 
-def respond(meeting: MeetingState, principal: Profile, cue: Cue, plan: Plan, lookup: Lookup | None) -> Answer:
-    """The reply to the latest turn for `cue` (not `none`), planned as `plan`; an empty text is silence."""
+def respond(
+    meeting: MeetingState, principal: Profile, cue: Cue, plan: Plan, lookup: Lookup | None, selector: AnswerSelector | None = None
+) -> Answer:
+    """The reply to the latest turn for `cue` (not `none`), planned as `plan`; an empty text is silence. `selector`:
+    which item answers the turn (default: the shipped one; the benchmark passes one fitted without the meeting)."""
     last = meeting.last
     assert last is not None
     named = cue.scenario is Scenario.explicit_cue
@@ -156,11 +160,11 @@ def respond(meeting: MeetingState, principal: Profile, cue: Cue, plan: Plan, loo
     if kind is TurnKind.invitation:
         # Invited, the principal may raise their own point, as when handed the floor.
         handed = Cue(Scenario.implicit_cue, cue.confidence, cue.reason, cue.floor) if theirs else cue
-        words = compose(meeting, principal, handed, talk)
+        words = compose(meeting, principal, handed, talk, selector)
         if words.text:
             return Answer(words.text, words.used_background, words.used_intents, why="invited to add: the point that fits")
         return Answer(NOTHING_MORE_LINE if theirs else "", why="invited to add, and nothing fits")
-    words = settle(meeting, principal, cue, compose(meeting, principal, cue, talk), talk, lookup)
+    words = settle(meeting, principal, cue, compose(meeting, principal, cue, talk, selector), talk, lookup)
     if words.text in HOLDING_LINES:
         if kind in _FACTS:
             return words
