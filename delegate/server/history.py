@@ -66,6 +66,7 @@ async def from_log(store: Store, key: str, meeting_id: str) -> PastMeeting | Non
         last_activity=events[-1].ts,
         ended=rebuilt.ended,
         approval=spec.approval,
+        speaking=spec.principal.speaking,
         background=_background(spec.principal, p.get("private_items", 0), p.get("private_at")),
     )
     return PastMeeting(
