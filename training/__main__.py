@@ -131,6 +131,35 @@ def turn_end(
     typer.echo(json.dumps(run(qmsum, out, seed), indent=2))
 
 
+@app.command("reader-moments")
+def reader_moments(
+    out: Path = typer.Option(..., help="Folder for the readers' packets and key.jsonl (outside the repository: packets quote the meetings)."),
+    qmsum: Path = typer.Option(_SHARED / "corpora" / "qmsum", help="QMSum meetings (train/ and val/)."),
+    elitr: Path = typer.Option(_SHARED / "benchmark" / "elitr-dev", help="ELITR dev meetings (delegate-bench/1)."),
+    moments: int = typer.Option(2000, min=1, help="Distinct moments to draw."),
+    packets: int = typer.Option(20, min=2, help="Packets to deal them into, one reader each."),
+    double: float = typer.Option(0.1, min=0.0, max=1.0, help="Share of the moments dealt to two packets (agreement)."),
+    jobs: int = typer.Option(2, min=1, help="Processes reading the meetings."),
+    seed: int = typer.Option(0),
+) -> None:
+    """Draw the moments careful readers judge (where a label teaches the floor model most) and write blind packets."""
+    from concurrent.futures import ProcessPoolExecutor
+
+    from training import reader_moments as rm
+    from training.corpora import load_all
+
+    for option, folder in (("--qmsum", qmsum), ("--elitr", elitr)):
+        if not folder.is_dir():
+            raise typer.BadParameter(f"{folder} is not a folder; point {option} at it")
+    meetings = load_all(qmsum, elitr, None)
+    with ProcessPoolExecutor(jobs) as pool:
+        found = dict(zip((m.meeting_id for m in meetings), pool.map(rm.candidates_of, meetings, chunksize=4), strict=True))
+    chosen = rm.choose(found, moments, seed)
+    dealt = rm.deal(chosen, packets, double, seed)
+    rm.write(meetings, chosen, dealt, out, seed)
+    typer.echo(json.dumps({"moments": len(chosen), "labels": sum(map(len, dealt)), "packets": [len(d) for d in dealt]}))
+
+
 if __name__ == "__main__":
     from delegate.extras import run_cli
 
