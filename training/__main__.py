@@ -163,7 +163,7 @@ def reader_moments(
 @app.command("floor-readers")
 def floor_readers(
     labels: Path = typer.Option(Path("docs/floor-readers/labels.jsonl"), help="The careful readers' labels (one line per moment and packet)."),
-    key: Path = typer.Option(Path("docs/floor-readers/key.jsonl"), help="The moments' key: meeting, turn index, candidate (ids only)."),
+    key: Path = typer.Option(None, help="The packets' key (meeting, turn index, candidate); default: those the labels' lines carry."),
     qmsum: Path = typer.Option(_SHARED / "corpora" / "qmsum", help="QMSum meetings (train/ and val/)."),
     elitr: Path = typer.Option(_SHARED / "benchmark" / "elitr-dev", help="ELITR dev meetings (delegate-bench/1)."),
     folds: Path = typer.Option(Path("reports/floor/report/folds"), help="The next-speaker folds of `turn-taking --report`."),
@@ -176,7 +176,7 @@ def floor_readers(
     from training import floor_readers as fr
 
     for option, path in (("--labels", labels), ("--key", key), ("--rows", rows)):
-        if not path.is_file():
+        if path is not None and not path.is_file():
             raise typer.BadParameter(f"{path} is not a file; point {option} at it")
     for option, folder in (("--qmsum", qmsum), ("--elitr", elitr), ("--folds", folds)):
         if not folder.is_dir():

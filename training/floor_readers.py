@@ -54,6 +54,8 @@ def read_labels(path: Path) -> list[Label]:
 
 
 def read_key(path: Path) -> dict[str, dict]:
+    """Each moment's meeting, turn index, candidate and corpus: from the packets' key, or from the labels file, whose
+    lines carry them too."""
     return {d["moment"]: d for d in (json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip())}
 
 
@@ -225,14 +227,14 @@ def _qmsum_only(rows_npz: Path, seed: int) -> TurnTakingModel:
     return export(booster, best_f1_threshold(q.y, p, weights(q)), {c: int(len(set(q.meeting[q.corpus == c]))) for c in ("ami", "icsi", "committee")})
 
 
-def run(labels_path: Path, key_path: Path, qmsum: Path, elitr: Path, folds: Path, rows_npz: Path, out: Path, seed: int = 0,
+def run(labels_path: Path, key_path: Path | None, qmsum: Path, elitr: Path, folds: Path, rows_npz: Path, out: Path, seed: int = 0,
         jobs: int = 2) -> dict:
     from training.corpora import load_all
     from training.floor_stack import cached_rows, reader_log_odds
     from training.turn_report import write_model
 
     labels = read_labels(labels_path)
-    key = read_key(key_path)
+    key = read_key(key_path or labels_path)
     votes_of: dict[str, list[bool]] = defaultdict(list)
     for lab in labels:
         votes_of[lab.moment].append(lab.speak)
@@ -302,5 +304,62 @@ def run(labels_path: Path, key_path: Path, qmsum: Path, elitr: Path, folds: Path
         "who spoke next, ELITR dev natural moments": scores(e_y[~e_case], {"trees": zq_e[~e_case], "trees + readers": zqb_e[~e_case]}),
         "ELITR dev cases": scores(e_y[e_case], {"trees": zq_e[e_case], "trees + readers": zqb_e[e_case]}),
     }
+    report["engine_on_readers_elitr_moments"] = {
+        "next-speaker folds": engine_on_moments(labels_path, key_path, elitr, folds, seed),
+        "boosted on readers' labels": engine_on_moments(labels_path, key_path, elitr, out / "folds", seed),
+    }
     (out / "report.json").write_text(json.dumps(report, indent=1, default=nan_none), encoding="utf-8")
     return report
+
+
+def engine_on_moments(labels_path: Path, key_path: Path | None, elitr: Path, folds: Path, seed: int = 0) -> dict:
+    """The engine's floor decision (names, then the fold's floor model at each speaking level; compose aside) on the
+    readers' ELITR dev moments, each meeting decided by the fold that did not see it, beside the readers' majority."""
+    from delegate.decide.cues import detect, is_question
+    from delegate.decide.speaking import LEVELS, admits
+    from delegate.models import Scenario, Speaking
+    from training.corpora import load_all
+    from training.reader_moments import walk
+
+    key = read_key(key_path or labels_path)
+    votes: dict[str, list[bool]] = defaultdict(list)
+    for lab in read_labels(labels_path):
+        votes[lab.moment].append(lab.speak)
+    wanted: dict[str, dict[tuple[int, str], str]] = defaultdict(dict)
+    for m in votes:
+        if key[m]["corpus"] == "elitr":
+            wanted[key[m]["meeting_id"]][(key[m]["utterance"], key[m]["candidate"])] = m
+    said: dict[str, dict[str, bool]] = {level.value: {} for level in Speaking}
+    for meeting in load_all(None, elitr, None):
+        want = wanted.get(meeting.meeting_id)
+        if not want:
+            continue
+        model = TurnTakingModel.read(folds / f"{meeting.meeting_id}.json")
+        last = max(i for i, _ in want)
+        for seen in walk(meeting, seed):
+            if seen.index > last:
+                break
+            moment = want.get((seen.index, seen.candidate))
+            if moment is None:
+                continue
+            cue = detect(seen.state, seen.profile, model, level=LEVELS[Speaking.forward])
+            assert seen.state.last is not None
+            partner = seen.state.recent_speakers(2)[1:2] == [seen.candidate]
+            for level in Speaking:
+                if cue.margin is None:
+                    speaks = cue.scenario is not Scenario.none
+                else:
+                    speaks = cue.scenario is not Scenario.none and admits(LEVELS[level], cue.margin, is_question(seen.state.last.text), partner)
+                said[level.value][moment] = speaks
+    out: dict = {}
+    for level, engine in said.items():
+        readers = {m: sum(votes[m]) / len(votes[m]) >= 0.5 for m in engine}
+        speak = [m for m in engine if readers[m]]
+        silent = [m for m in engine if not readers[m]]
+        out[level] = {
+            "moments": len(engine),
+            "readers_speak": len(speak),
+            "response": round(sum(engine[m] for m in speak) / len(speak), 4) if speak else None,
+            "silence": round(sum(not engine[m] for m in silent) / len(silent), 4) if silent else None,
+        }
+    return out
