@@ -249,6 +249,44 @@ def stream(
                            "packets": len(hands), "engine_speaks_in_replay": len(spoke)}))
 
 
+def stream_figures(key: list[dict], verdicts: dict[tuple[int, int], bool]) -> dict:
+    """How many of the engine's speaks careful readers would also make, split by whether the principal really spoke,
+    and how many of its silences they would keep."""
+    missing = [(r["packet"], r["number"]) for r in key if (r["packet"], r["number"]) not in verdicts]
+    if missing:
+        raise typer.BadParameter(f"no verdict for {len(missing)} moments, e.g. packet {missing[0][0]} moment {missing[0][1]}")
+
+    def share(rows: list[dict], want: bool) -> dict:
+        agree = sum(verdicts[(r["packet"], r["number"])] is want for r in rows)
+        return {"moments": len(rows), "readers_agree": agree, "share": round(agree / len(rows), 4) if rows else None}
+
+    speaks = [r for r in key if r["engine_spoke"]]
+    silences = [r for r in key if not r["engine_spoke"]]
+    return {
+        "speaks_readers_would_make": share(speaks, True),
+        "speaks_where_the_principal_spoke": share([r for r in speaks if r["principal_spoke"]], True),
+        "speaks_where_the_principal_did_not": share([r for r in speaks if not r["principal_spoke"]], True),
+        "silences_readers_would_keep": share(silences, False),
+        "silences_where_the_principal_spoke": share([r for r in silences if r["principal_spoke"]], False),
+        "silences_where_the_principal_did_not": share([r for r in silences if not r["principal_spoke"]], False),
+    }
+
+
+@app.command("stream-score")
+def stream_score(
+    key: Annotated[Path, typer.Option(help="The key `stream` wrote (JSON lines).")],
+    verdicts: Annotated[Path, typer.Option(help='JSON lines: {"packet": N, "moment": K, "speak": true|false}, one per moment.')],
+) -> None:
+    """The readers' verdicts on a stream sample: the share of the engine's speaks they would also make."""
+    rows = [json.loads(line) for line in key.read_text(encoding="utf-8").splitlines() if line.strip()]
+    said: dict[tuple[int, int], bool] = {}
+    for line in verdicts.read_text(encoding="utf-8").splitlines():
+        if line.strip():
+            v = json.loads(line)
+            said[(int(v["packet"]), int(v["moment"]))] = bool(v["speak"])
+    typer.echo(json.dumps(stream_figures(rows, said), indent=1))
+
+
 @app.command()
 def score(
     key: Annotated[Path, typer.Option(help="key.json written by `sample`.")],

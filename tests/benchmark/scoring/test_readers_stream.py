@@ -37,3 +37,18 @@ def test_stream_packets_hold_speaks_and_silences_one_per_meeting_and_nothing_aft
             principal = meeting.profile(r["principal"])
             assert principal.name in part
             assert all(item.information not in part for item in principal.background if not item.shareable)
+
+
+def test_stream_score_splits_the_readers_agreement_by_what_the_principal_did():
+    key = [
+        {"packet": 1, "number": 1, "engine_spoke": True, "principal_spoke": True},
+        {"packet": 1, "number": 2, "engine_spoke": True, "principal_spoke": False},
+        {"packet": 2, "number": 1, "engine_spoke": True, "principal_spoke": False},
+        {"packet": 2, "number": 2, "engine_spoke": False, "principal_spoke": True},
+    ]
+    verdicts = {(1, 1): True, (1, 2): False, (2, 1): True, (2, 2): True}
+    got = readers.stream_figures(key, verdicts)
+    assert got["speaks_readers_would_make"] == {"moments": 3, "readers_agree": 2, "share": 0.6667}
+    assert got["speaks_where_the_principal_spoke"] == {"moments": 1, "readers_agree": 1, "share": 1.0}
+    assert got["speaks_where_the_principal_did_not"] == {"moments": 2, "readers_agree": 1, "share": 0.5}
+    assert got["silences_readers_would_keep"] == {"moments": 1, "readers_agree": 0, "share": 0.0}
