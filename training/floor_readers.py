@@ -361,5 +361,6 @@ def engine_on_moments(labels_path: Path, key_path: Path | None, elitr: Path, fol
             "readers_speak": len(speak),
             "response": round(sum(engine[m] for m in speak) / len(speak), 4) if speak else None,
             "silence": round(sum(not engine[m] for m in silent) / len(silent), 4) if silent else None,
+            "engine_speaks_readers_would_make": round(sum(readers[m] for m in engine if engine[m]) / max(sum(engine.values()), 1), 4),
         }
     return out
