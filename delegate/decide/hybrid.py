@@ -12,7 +12,7 @@ import time
 from delegate.decide.base import Engine
 from delegate.decide.llm import LLMEngine
 from delegate.meeting import MeetingState
-from delegate.models import Decision, Profile, Scenario
+from delegate.models import Decision, Profile, Scenario, Speaking
 
 UNSURE_BELOW = 0.58
 """A silent embedded decision with less confidence than this is worth a second opinion."""
@@ -82,7 +82,10 @@ class HybridEngine:
         started = time.perf_counter()
         self.decisions += 1
         gated = await self.gate.decide(meeting, principal)
-        if not is_candidate(gated, self.unsure_below, self.sure_from):
+        # At `addressed` the gate's silence is the level's own: only a name or a direct question may be answered,
+        # and the gate finds those; a second opinion would let the model chime in.
+        quiet = principal.speaking is Speaking.addressed and gated.scenario is Scenario.none
+        if quiet or not is_candidate(gated, self.unsure_below, self.sure_from):
             return gated.model_copy(update={"engine": self.name})
         return await self.llm.consult(
             meeting, principal, gated, hint=_hint(gated), engine=self.name, started=started
