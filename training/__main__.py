@@ -141,6 +141,12 @@ def reader_moments(
     double: float = typer.Option(0.1, min=0.0, max=1.0, help="Share of the moments dealt to two packets (agreement)."),
     jobs: int = typer.Option(2, min=1, help="Processes reading the meetings."),
     seed: int = typer.Option(0),
+    corpora: str = typer.Option("ami,icsi,committee,elitr", help="Comma-separated corpora to draw from."),
+    principals_only: bool = typer.Option(False, help="Only the candidates a meeting has a written brief for (benchmark principals)."),
+    per_meeting: int = typer.Option(14, min=1, help="At most this many moments of one meeting."),
+    after: Path = typer.Option(None, help="An earlier round's key.jsonl: its moments are not drawn again, ids go on after its."),
+    in_order: int = typer.Option(0, min=0, help="Deal whole meetings, this many to a packet, their moments in the meeting's "
+                                 "order (for a few meetings with many moments each); 0: no meeting twice in a packet."),
 ) -> None:
     """Draw the moments careful readers judge (where a label teaches the floor model most) and write blind packets."""
     from concurrent.futures import ProcessPoolExecutor
@@ -151,11 +157,15 @@ def reader_moments(
     for option, folder in (("--qmsum", qmsum), ("--elitr", elitr)):
         if not folder.is_dir():
             raise typer.BadParameter(f"{folder} is not a folder; point {option} at it")
-    meetings = load_all(qmsum, elitr, None)
+    wanted = {c.strip() for c in corpora.split(",") if c.strip()}
+    meetings = [m for m in load_all(qmsum, elitr, None) if m.corpus in wanted]
+    before = [json.loads(line) for line in after.read_text(encoding="utf-8").splitlines()] if after is not None else []
+    taken = {(k["meeting_id"], k["utterance"], k["candidate"]) for k in before}
     with ProcessPoolExecutor(jobs) as pool:
-        found = dict(zip((m.meeting_id for m in meetings), pool.map(rm.candidates_of, meetings, chunksize=4), strict=True))
-    chosen = rm.choose(found, moments, seed)
-    dealt = rm.deal(chosen, packets, double, seed)
+        drawn = pool.map(rm.candidates_of, meetings, [seed] * len(meetings), [principals_only] * len(meetings), chunksize=4)
+        found = dict(zip((m.meeting_id for m in meetings), drawn, strict=True))
+    chosen = rm.choose(found, moments, seed, per_meeting, taken, first_id=len(before) + 1)
+    dealt = rm.deal_in_order(chosen, in_order, double, seed) if in_order else rm.deal(chosen, packets, double, seed)
     rm.write(meetings, chosen, dealt, out, seed)
     typer.echo(json.dumps({"moments": len(chosen), "labels": sum(map(len, dealt)), "packets": [len(d) for d in dealt]}))
 

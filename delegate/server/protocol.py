@@ -138,6 +138,14 @@ ApprovalStatus = Literal["none", "pending", "approved", "edited", "rejected", "e
 
 MAX_EDIT_CHARS = 2000
 
+AdmissionState = Literal["joining", "waiting_room", "in_meeting", "removed", "ended"]
+"""Where the meeting's bot stands with the meeting itself: asking to join, waiting to be admitted, in it,
+removed by someone, or the meeting ended. The delegate says nothing before `in_meeting`; `removed` and
+`ended` end the delegate's meeting too."""
+
+ADMISSION_ORDER: dict[str, int] = {"joining": 0, "waiting_room": 1, "in_meeting": 2, "removed": 3, "ended": 3}
+"""A state only moves forward (a bot let back into the waiting room, e.g. by a breakout, keeps `in_meeting`)."""
+
 
 # --- client -> server ------------------------------------------------------------------------------
 
@@ -155,6 +163,9 @@ class MeetingSpec(_Message):
     """What waits for the principal's approval before the bot's client gets it."""
     speaking: Speaking | None = None
     """How forward the delegate is in this meeting (`addressed`, `balanced`, `forward`); default: the brief's."""
+    admission: Literal["joining", "in_meeting"] = "in_meeting"
+    """Where the bot starts: `joining` for a bot a meeting-bot service is still bringing in (it reports each
+    step with `admission` frames); `in_meeting` for a client that is in the meeting already."""
 
     def delegated(self) -> Profile:
         """The principal the delegate stands in for here: the meeting's speaking level, if it sets one, over the brief's."""
@@ -249,6 +260,8 @@ class Join(_Message):
     voice: bool | None = None
     """Receive the delegate's replies as speech (`speech_start`, binary PCM, `speech_end`) as well as text.
     Default: yes when the server can speak; `false`: text only. Holds for this connection."""
+    admission: Literal["joining", "in_meeting"] | None = None
+    """Starting a meeting: where its bot starts (`MeetingSpec.admission`, default `in_meeting`)."""
 
     def spec(self) -> MeetingSpec | None:
         if self.principal is None:
@@ -260,6 +273,7 @@ class Join(_Message):
             engine=self.engine,
             approval=self.approval or "none",
             speaking=self.speaking,
+            admission=self.admission or "in_meeting",
         )
 
 
@@ -322,6 +336,16 @@ class Feedback(Verdict):
         return self
 
 
+class Admission(_Message):
+    """The bot's admission changed (a meeting-bot service says so): `in_meeting` lets the delegate speak and
+    makes it disclose what it is; `removed` or `ended` ends the meeting."""
+
+    type: Literal["admission"]
+    state: AdmissionState
+    detail: str = Field(default="", max_length=500)
+    """What the service said (its own state or event name), for the audit."""
+
+
 class Leave(_Message):
     type: Literal["leave"]
     reason: str = Field(default="", max_length=500)
@@ -345,9 +369,9 @@ class Ask(AskRequest):
 
 
 ClientMessage = Annotated[
-    Join | UtteranceIn | AudioStart | AudioEnd | Feedback | Leave | Ask, Field(discriminator="type")
+    Join | UtteranceIn | AudioStart | AudioEnd | Feedback | Leave | Ask | Admission, Field(discriminator="type")
 ]
-CLIENT_TYPES = frozenset({"join", "utterance", "audio_start", "audio_end", "feedback", "leave", "ask"})
+CLIENT_TYPES = frozenset({"join", "utterance", "audio_start", "audio_end", "feedback", "leave", "ask", "admission"})
 _client_adapter: TypeAdapter[ClientMessage] = TypeAdapter(ClientMessage)
 
 
@@ -452,9 +476,27 @@ class SpeechCancel(_Outbound):
     reason: Literal["barge_in", "superseded", "failed"] = "barge_in"
 
 
+class AdmissionEvent(_Outbound):
+    """Where the bot stands with the meeting (to watchers; the bot's own `admission` frame is answered by an `ack`)."""
+
+    type: Literal["admission"] = "admission"
+    meeting_id: str
+    state: AdmissionState
+    detail: str = ""
+
+
+class DisclosureMessage(_Outbound):
+    """What the delegate says of itself on entering the meeting, before anything else (docs/meetings.md);
+    with voice, its speech follows (`speech_start` with `utterance_id` -1)."""
+
+    type: Literal["disclosure"] = "disclosure"
+    meeting_id: str
+    text: str
+
+
 ServerMessage = (
     Ack | DecisionMessage | ActionMessage | TranscriptMessage | ErrorMessage | AnswerMessage
-    | SpeechStart | SpeechEnd | SpeechCancel
+    | SpeechStart | SpeechEnd | SpeechCancel | DisclosureMessage
 )
 
 
@@ -510,7 +552,10 @@ class Live(_Outbound):
     meeting_id: str
 
 
-WatchEvent = UtteranceEvent | DecisionMessage | SpeechPending | SpeechResolved | ActionMessage | MeetingEnded | Live
+WatchEvent = (
+    UtteranceEvent | DecisionMessage | SpeechPending | SpeechResolved | ActionMessage | MeetingEnded | Live
+    | AdmissionEvent | DisclosureMessage
+)
 
 
 class BackgroundView(_Outbound):
@@ -548,6 +593,7 @@ class MeetingInfo(_Outbound):
     approval: Approval = "none"
     speaking: Speaking = Speaking.balanced
     """How forward the delegate is in this meeting (its own setting, else the brief's)."""
+    admission: AdmissionState = "in_meeting"
     background: list[BackgroundView] | None = None
     """The principal's background in its order (`used_background` indexes it), private items as blanks;
     None for a meeting logged before the positions of its private items were recorded."""

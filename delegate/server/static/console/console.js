@@ -505,6 +505,7 @@
     $("m-summary").hidden = true;
     $("m-bot").hidden = true;
     $("m-bot-token").value = "";
+    setAdmission(null);
     $("rows").replaceChildren();
     $("actions").replaceChildren();
     $("actions-empty").hidden = false;
@@ -536,6 +537,23 @@
     $("m-error").hidden = !message;
   }
 
+  const ADMISSION_TEXT = {
+    joining: "Bot joining",
+    waiting_room: "Waiting to be admitted",
+    in_meeting: "In the meeting",
+    removed: "Removed from the meeting",
+    ended: "Meeting over",
+  };
+
+  function setAdmission(state) {
+    const pill = $("m-admission");
+    pill.hidden = !state;
+    if (!state) return;
+    pill.textContent = ADMISSION_TEXT[state] || state;
+    pill.className = `pill admission-${state}`;
+    pill.dataset.state = state;
+  }
+
   function setConnection(state) {
     const pill = $("m-conn");
     const text = { connecting: "Connecting…", live: "Live", reconnecting: "Reconnecting…", ended: "Ended", off: "Not following" };
@@ -548,6 +566,7 @@
       const info = await api("GET", `/v1/meetings/${encodeURIComponent(mine.id)}`);
       if (M !== mine) return;
       mine.info = info;
+      if (info.admission) setAdmission(info.admission);
       renderMeta();
       if (info.ended) mine.ended = true;
     } catch (error) {
@@ -668,6 +687,9 @@
         break;
       case "live":
         setConnection("live");
+        break;
+      case "admission":
+        setAdmission(event.state);
         break;
       case "meeting_ended":
         M.ended = true;
