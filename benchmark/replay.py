@@ -28,9 +28,11 @@ from delegate.decide import ENGINE_NAMES, build_engine
 from delegate.decide.base import Engine
 from delegate.decide.cues import RULES, Rules
 from delegate.decide.selector import AnswerSelector
+from delegate.decide.speaking import SpeakingAt
 from delegate.decide.turn_taking import TurnTakingModel
 from delegate.extras import run_cli
 from delegate.meeting import MeetingState
+from delegate.models import Speaking
 
 console = Console()
 VARIANTS = ("matched", "mismatched", "noisy_name")
@@ -393,6 +395,8 @@ def main(
                                     "weights hold a floor reader stack, it decides in its gate (DELEGATE_FLOOR_TEXT)."),
     selector_folds_: Path = typer.Option(None, "--selector-folds", help="Local engine only: pick the answering item in each "
                                          "meeting with the answer selector in this folder named after it (leave-one-meeting-out folds)."),
+    speaking: Speaking = typer.Option(None, "--speaking", help="Decide every principal at this speaking level "
+                                      "(addressed, balanced, forward) instead of their brief's (default: the brief's, balanced)."),
     rules_off_: str = typer.Option("", "--rules-off", help=f"With --weights-folds, for the ablation: comma-separated rules to "
                                    f"switch off ({', '.join(RULES_OFF)})."),
 ) -> None:
@@ -416,6 +420,8 @@ def main(
             raise BenchDataError("--rules-off, --no-floor-reader and --no-floor-text apply with --weights-folds (the held-out ablation)")
         eng = (fold_engine(weights_folds, meetings, floor_reader, rules_off(off), floor_text, selectors)
                if weights_folds is not None or selectors is not None else make_engine(engine, meetings, cases, seed))
+        if speaking is not None:
+            eng = SpeakingAt(eng, speaking)
         jud = make_judge(judge)
     except (BenchDataError, ValueError) as e:
         console.print(f"[red]error:[/red] {e}")

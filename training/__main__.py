@@ -209,6 +209,30 @@ def ask_calibration(
     typer.echo(json.dumps(run(data, questions, out), indent=2))
 
 
+@app.command("floor-readers")
+def floor_readers(
+    labels: Path = typer.Option(Path("docs/floor-readers/labels.jsonl"), help="The careful readers' labels (one line per moment and packet)."),
+    key: Path = typer.Option(None, help="The packets' key (meeting, turn index, candidate); default: those the labels' lines carry."),
+    qmsum: Path = typer.Option(_SHARED / "corpora" / "qmsum", help="QMSum meetings (train/ and val/)."),
+    elitr: Path = typer.Option(_SHARED / "benchmark" / "elitr-dev", help="ELITR dev meetings (delegate-bench/1)."),
+    folds: Path = typer.Option(Path("reports/floor/report/folds"), help="The next-speaker folds of `turn-taking --report`."),
+    rows: Path = typer.Option(Path("reports/floor/rows.npz"), help="The next-speaker rows of `turn-taking --rows` (for the QMSum-only model)."),
+    out: Path = typer.Option(Path("reports/floor-readers"), help="Folder for the report, the rebuilt rows (kept: a rerun reuses them) and the folds."),
+    jobs: int = typer.Option(2, min=1, help="Processes rebuilding the labelled moments' rows."),
+    seed: int = typer.Option(0),
+) -> None:
+    """Boost the next-speaker trees on the careful readers' labels; compare trees, text model and stack, held out per ELITR meeting."""
+    from training import floor_readers as fr
+
+    for option, path in (("--labels", labels), ("--key", key), ("--rows", rows)):
+        if path is not None and not path.is_file():
+            raise typer.BadParameter(f"{path} is not a file; point {option} at it")
+    for option, folder in (("--qmsum", qmsum), ("--elitr", elitr), ("--folds", folds)):
+        if not folder.is_dir():
+            raise typer.BadParameter(f"{folder} is not a folder; point {option} at it")
+    typer.echo(json.dumps(fr.run(labels, key, qmsum, elitr, folds, rows, out, seed, jobs), indent=1, default=fr.nan_none))
+
+
 if __name__ == "__main__":
     from delegate.extras import run_cli
 

@@ -13,7 +13,7 @@ from delegate.decide.base import Engine
 from delegate.decide.llm import LLMEngine
 from delegate.decide.plan import TurnKind, plan_for
 from delegate.meeting import MeetingState
-from delegate.models import Decision, Profile, Scenario
+from delegate.models import Decision, Profile, Scenario, Speaking
 
 UNSURE_BELOW = 0.58
 """A silent embedded decision with less confidence than this is worth a second opinion."""
@@ -88,7 +88,10 @@ class HybridEngine:
         # A turn whose reply is fixed by what it asks (thanks, a presence check, a private matter) leaves the LLM
         # nothing to add: the gate's words (or its silence) stand.
         settled = gated.scenario is not Scenario.none and plan_for(meeting, principal).kind in SETTLED
-        if settled or not is_candidate(gated, self.unsure_below, self.sure_from):
+        # At `addressed` the gate's silence is the level's own: only a name or a direct question may be answered,
+        # and the gate finds those; a second opinion would let the model chime in.
+        quiet = principal.speaking is Speaking.addressed and gated.scenario is Scenario.none
+        if settled or quiet or not is_candidate(gated, self.unsure_below, self.sure_from):
             return gated.model_copy(update={"engine": self.name})
         return await self.llm.consult(
             meeting, principal, gated, hint=_hint(gated), engine=self.name, started=started
