@@ -485,6 +485,15 @@ class Server(uvicorn.Server):
     """uvicorn's server, ending the watchers' event streams first when it stops: uvicorn waits for every open
     response before the app's own shutdown, and an event stream does not end by itself."""
 
+    ready_line: str | None = None
+    """Printed once the app has started (`delegate serve`'s "listening on ..."): uvicorn says nothing of the
+    address of a socket handed to it."""
+
+    async def startup(self, sockets: list[socket.socket] | None = None) -> None:
+        await super().startup(sockets)
+        if self.started and self.ready_line is not None:
+            print(self.ready_line, flush=True)
+
     async def shutdown(self, sockets: list[socket.socket] | None = None) -> None:
         service = getattr(getattr(self.config.app, "state", None), "service", None)
         if isinstance(service, Service):
@@ -518,7 +527,16 @@ def run(host: str | None = None, port: int | None = None, settings: Settings | N
         app = create_app(settings)
     except DatabaseInUse as e:
         _exit(str(e), 1)
-    Server(uvicorn_config(app, settings, host, port)).run(sockets=[sock])
+    server = Server(uvicorn_config(app, settings, host, port))
+    server.ready_line = listening_line(host, sock.getsockname()[1])
+    server.run(sockets=[sock])
+
+
+def listening_line(host: str, port: int) -> str:
+    """Where the server answers, and its console's page, as a browser or `DelegateClient` takes them."""
+    shown = f"[{host}]" if ":" in host else host
+    local = {"0.0.0.0": "127.0.0.1", "::": "[::1]"}.get(host, shown)  # a wildcard is no address to open
+    return f"delegate: listening on http://{shown}:{port}; console: http://{local}:{port}/"
 
 
 def _listen(host: str, port: int) -> socket.socket:
