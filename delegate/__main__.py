@@ -68,7 +68,7 @@ def serve(
     data_dir: Path = _DATA_DIR,
     db: Path = _DB,
 ) -> None:
-    """Run the WebSocket/REST service with uvicorn."""
+    """Run the WebSocket/REST service with uvicorn; prints the address it listens on and the console's."""
     from delegate.server.app import run
 
     run(host=host, port=port, settings=_settings(engine=engine, data_dir=data_dir, db_path=db))
@@ -102,7 +102,7 @@ def audit(
 @app.command()
 def listen(
     audio: Path = typer.Argument(..., exists=True, dir_okay=False, help="A WAV recording of a meeting."),
-    principal: Path = typer.Option(..., "--principal", exists=True, dir_okay=False, help="The principal's profile as JSON."),
+    principal: Path = typer.Option(..., "--principal", "--brief", exists=True, dir_okay=False, help="The principal's profile (the brief) as JSON."),
     engine: str = _ENGINE,
     attendee: list[str] = typer.Option(None, "--attendee", help="An attendee's name (repeat the option); biases recognition toward it."),
     speak: Path = typer.Option(None, "--speak", dir_okay=False, help="Write here (WAV) the recording with the delegate's spoken replies in it, each where it would have started live (needs the voice extra)."),

@@ -107,6 +107,12 @@ class ProtocolError(Exception):
         super().__init__(f"{code}: {self.detail}")
 
 
+def check_meeting_id(meeting_id: str) -> None:
+    """Raises `bad_meeting_id` unless the whole of `meeting_id` is a meeting id (a path's, once decoded)."""
+    if not MEETING_ID.fullmatch(meeting_id):
+        raise ProtocolError(ErrorCode.bad_meeting_id)
+
+
 def unavailable(error: ModuleNotFoundError, code: ErrorCode) -> ProtocolError:
     """A feature whose extra is not installed: the client is told which one, in one sentence."""
     missing = missing_extra(error)
@@ -629,7 +635,9 @@ def field_hint(error: Any) -> str:
 
 
 def _first_error(err: ValidationError) -> str:
-    e = err.errors(include_url=False)[0]
+    errors = err.errors(include_url=False)
+    # A misspelt field also leaves the one meant missing: name the misspelling, which says both.
+    e = next((e for e in errors if field_hint(e)), errors[0])
     loc = ".".join(str(p) for p in e["loc"] if p not in CLIENT_TYPES) or "(message)"
     return f"{loc}: {e['msg']}{field_hint(e)}"
 
