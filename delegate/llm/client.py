@@ -8,9 +8,11 @@ import asyncio
 import json
 import re
 import time
+import weakref
 from collections import Counter
-from typing import Literal, TypeVar
+from typing import Any, Literal, TypeVar, cast
 
+import httpx
 import openai
 import structlog
 from openai import AsyncOpenAI
@@ -37,10 +39,14 @@ class LLMFailure(Exception):
         self.detail = detail
 
 
-def make_client(settings: Settings) -> AsyncOpenAI:
-    """An async client for `settings.llm_base_url`; retries and timeouts are ours, so the client's are off."""
+def make_client(settings: Settings, transport: httpx.AsyncBaseTransport | None = None) -> AsyncOpenAI:
+    """An async client for `settings.llm_base_url`; retries and timeouts are ours, so the client's are off.
+
+    `transport` sits under the client (the benchmarks' cache, rate-limit waits and ledger: `delegate.llm.ledger`)."""
+    http = httpx.AsyncClient(transport=transport, timeout=settings.llm_timeout_s) if transport is not None else None
     return AsyncOpenAI(
-        base_url=settings.llm_base_url, api_key=api_key(settings), max_retries=0, timeout=settings.llm_timeout_s
+        base_url=settings.llm_base_url, api_key=api_key(settings), max_retries=0, timeout=settings.llm_timeout_s,
+        http_client=http,
     )
 
 
@@ -52,6 +58,40 @@ def api_key(settings: Settings) -> str:
         raise ConfigError("an LLM engine needs OPENAI_API_KEY, or OPENAI_BASE_URL pointing at a local server")
     # Servers without auth (vLLM, Ollama, llama.cpp) ignore the key, but the client insists on one.
     return "unused"
+
+
+_SCHEMA_REFUSED: weakref.WeakSet[AsyncOpenAI] = weakref.WeakSet()
+"""Clients whose server refused a `json_schema` response format once: they are asked for `json_object` since."""
+
+
+def _strict(schema: dict[str, Any]) -> dict[str, Any]:
+    """A pydantic JSON schema as strict structured outputs want it: every property required, no others allowed."""
+    out = dict(schema)
+    if out.get("type") == "object" and "properties" in out:
+        out["properties"] = {k: _strict(v) for k, v in out["properties"].items()}
+        out["required"] = list(out["properties"])
+        out["additionalProperties"] = False
+    for key in ("items", "anyOf", "$defs"):
+        if isinstance(out.get(key), dict):
+            out[key] = {k: _strict(v) for k, v in out[key].items()} if key == "$defs" else _strict(out[key])
+        elif isinstance(out.get(key), list):
+            out[key] = [_strict(v) for v in out[key]]
+    out.pop("default", None)
+    out.pop("title", None)
+    return out
+
+
+def schema_format(reply_type: type[BaseModel]) -> dict[str, Any]:
+    """The `response_format` that binds an answer to `reply_type`'s schema (OpenAI, vLLM, llama.cpp)."""
+    return {
+        "type": "json_schema",
+        "json_schema": {"name": reply_type.__name__, "schema": _strict(reply_type.model_json_schema()), "strict": True},
+    }
+
+
+def schema_refused(client: AsyncOpenAI) -> bool:
+    """Whether this client's server refused a schema and is asked for plain JSON objects now."""
+    return client in _SCHEMA_REFUSED
 
 
 _FENCE = re.compile(r"^```(?:json)?\s*|\s*```$")
@@ -117,12 +157,7 @@ async def chat_json(
                 if on_request is not None:
                     on_request["requests"] += 1
                 try:
-                    response = await client.chat.completions.create(
-                        model=model,
-                        messages=[{"role": "user", "content": prompt}],
-                        response_format={"type": "json_object"},
-                        timeout=max(deadline - loop.time(), 0.001),
-                    )
+                    response = await _create(client, model, prompt, reply_type, max(deadline - loop.time(), 0.001), on_request, logger)
                     if not response.choices:
                         raise ValueError("answer without choices")
                     return parse_reply(response.choices[0].message.content, reply_type)
@@ -138,6 +173,30 @@ async def chat_json(
     except TimeoutError:
         raise LLMFailure("timeout", f"no usable answer within {budget_s:g}s") from None
     raise _failure(last)
+
+
+async def _create(
+    client: AsyncOpenAI, model: str, prompt: str, reply_type: type[T], timeout: float,
+    on_request: Counter[str] | None, logger: FilteringBoundLogger,
+) -> Any:
+    """One request, asking for `reply_type`'s schema; a server that refuses schemas (HTTP 400 naming them) is asked
+    again at once for a JSON object, and from then on."""
+    messages: Any = [{"role": "user", "content": prompt}]
+    if client not in _SCHEMA_REFUSED:
+        try:
+            return await client.chat.completions.create(
+                model=model, messages=messages, response_format=cast(Any, schema_format(reply_type)), timeout=timeout
+            )
+        except openai.BadRequestError as e:
+            if "schema" not in str(e).lower() and "response_format" not in str(e).lower():
+                raise
+            _SCHEMA_REFUSED.add(client)
+            if on_request is not None:
+                on_request["schema_refused"] += 1
+            logger.warning("llm_schema_refused", detail=str(e)[:200], fallback="json_object")
+    return await client.chat.completions.create(
+        model=model, messages=messages, response_format={"type": "json_object"}, timeout=timeout
+    )
 
 
 CANCEL_MARGIN_S = 0.03
