@@ -141,13 +141,15 @@ def fold_engine(folder: Path, meetings: list[BenchMeeting], read: bool = True, r
 
 
 def llm_run(
-    engine: str, judge: str, model: str | None, base_url: str | None, timeout_s: float | None, concurrency: int,
+    engine: str, judge: str, model: str | None, base_url: str | None, timeout_s: float | None, max_tokens: int | None,
+    concurrency: int,
     cache: Path | None, refresh: bool, price_in: float | None, price_out: float | None,
 ) -> LLMRun | None:
     """The run's model server when the engine or the judge calls one (None otherwise); the options over the settings."""
     if engine not in ("llm", "hybrid") and judge != "llm":
         return None
-    overrides = {k: v for k, v in (("llm_model", model), ("llm_base_url", base_url), ("llm_timeout_s", timeout_s)) if v is not None}
+    given = (("llm_model", model), ("llm_base_url", base_url), ("llm_timeout_s", timeout_s), ("llm_max_tokens", max_tokens))
+    overrides = {k: v for k, v in given if v is not None}
     settings = Settings(**overrides)
     from delegate.llm.client import api_key
 
@@ -426,6 +428,8 @@ def main(
                                  "DELEGATE_LLM_BASE_URL / OPENAI_BASE_URL, else OpenAI)."),
     timeout_s: float = typer.Option(None, "--timeout", min=0.1, help="LLM engine: seconds a decision may wait for the model "
                                     "(default: DELEGATE_LLM_TIMEOUT_S, 4 s; a local model on a CPU wants more)."),
+    max_tokens: int = typer.Option(None, "--max-tokens", min=16, help="LLM runs: the most tokens an answer may take "
+                                   "(default: DELEGATE_LLM_MAX_TOKENS, else the server's)."),
     concurrency: int = typer.Option(DEFAULT_CONCURRENCY, min=1, help="LLM runs: cases (and meetings' streams) decided side by side."),
     cache: Path = typer.Option(DEFAULT_CACHE, help="LLM runs: every answer is kept here, keyed by server, model, prompt and "
                                "parameters; a re-run (or a cut-off run run again) asks only what is not there."),
@@ -450,7 +454,7 @@ def main(
             raise BenchDataError(f"--rules-off: unknown {sorted(off - set(RULES_OFF))}; choose from {', '.join(RULES_OFF)}")
         if (off or not floor_reader or not floor_text) and weights_folds is None:
             raise BenchDataError("--rules-off, --no-floor-reader and --no-floor-text apply with --weights-folds (the held-out ablation)")
-        run = llm_run(engine, judge, model, base_url, timeout_s, concurrency, cache, no_cache, price_in, price_out)
+        run = llm_run(engine, judge, model, base_url, timeout_s, max_tokens, concurrency, cache, no_cache, price_in, price_out)
         eng = (fold_engine(weights_folds, meetings, floor_reader, rules_off(off), floor_text) if weights_folds is not None
                else make_engine(engine, meetings, cases, seed, run))
         jud = make_judge(judge, run)

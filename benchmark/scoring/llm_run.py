@@ -41,13 +41,12 @@ class LLMRun:
         return self._client
 
     def figures(self, model: str | None = None) -> dict[str, object]:
-        """Calls, cache hits, tokens, waits, cost, and how answers were bound (`json_schema`, or `json_object` where
-        the server refused schemas)."""
-        from delegate.llm.client import schema_refused
+        """Calls, cache hits, tokens, waits, cost, and how answers were bound (`delegate.llm.client.FORMATS`: a format
+        other than the first means the server refused the stricter ones)."""
+        from delegate.llm.client import FORMATS, format_used
 
-        refused = self._client is not None and schema_refused(self._client)
         return self.ledger.figures(model or self.settings.llm_model, self.price_in, self.price_out) | {
-            "response_format": "json_object (the server refused json_schema)" if refused else "json_schema",
+            "response_format": format_used(self._client) if self._client is not None else FORMATS[0],
             "concurrency": self.concurrency,
             "cache": str(self.cache) if self.cache is not None else None,
         }

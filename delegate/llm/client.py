@@ -60,8 +60,11 @@ def api_key(settings: Settings) -> str:
     return "unused"
 
 
-_SCHEMA_REFUSED: weakref.WeakSet[AsyncOpenAI] = weakref.WeakSet()
-"""Clients whose server refused a `json_schema` response format once: they are asked for `json_object` since."""
+FORMATS = ("json_schema", "json_object with the schema", "json_object")
+"""How an answer is bound, strictest first: OpenAI's structured outputs (OpenAI, vLLM, Ollama, llama.cpp's own
+server); a JSON object with the schema beside it (llama-cpp-python's server turns it into a grammar); a JSON object."""
+_LEVEL: weakref.WeakKeyDictionary[AsyncOpenAI, int] = weakref.WeakKeyDictionary()
+"""Per client, the strictest format its server took: a refusal moves it down once, for every later call."""
 
 
 def _strict(schema: dict[str, Any]) -> dict[str, Any]:
@@ -81,17 +84,25 @@ def _strict(schema: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-def schema_format(reply_type: type[BaseModel]) -> dict[str, Any]:
-    """The `response_format` that binds an answer to `reply_type`'s schema (OpenAI, vLLM, llama.cpp)."""
-    return {
-        "type": "json_schema",
-        "json_schema": {"name": reply_type.__name__, "schema": _strict(reply_type.model_json_schema()), "strict": True},
-    }
+def response_format(reply_type: type[BaseModel], level: int = 0) -> dict[str, Any]:
+    """The `response_format` binding an answer to `reply_type`'s schema, at `FORMATS[level]`."""
+    schema = _strict(reply_type.model_json_schema())
+    if level == 0:
+        return {"type": "json_schema", "json_schema": {"name": reply_type.__name__, "schema": schema, "strict": True}}
+    if level == 1:
+        return {"type": "json_object", "schema": schema}
+    return {"type": "json_object"}
 
 
-def schema_refused(client: AsyncOpenAI) -> bool:
-    """Whether this client's server refused a schema and is asked for plain JSON objects now."""
-    return client in _SCHEMA_REFUSED
+def format_used(client: AsyncOpenAI) -> str:
+    """How this client's answers are bound now (`FORMATS`)."""
+    return FORMATS[_LEVEL.get(client, 0)]
+
+
+def _refuses_format(error: openai.APIStatusError) -> bool:
+    # Servers say it differently: 400 (OpenAI-style), 422 (request validation), 500 (llama-cpp-python's server).
+    said = str(error).lower()
+    return error.status_code in (400, 422, 500) and ("response_format" in said or "schema" in said)
 
 
 _FENCE = re.compile(r"^```(?:json)?\s*|\s*```$")
@@ -141,6 +152,7 @@ async def chat_json(
     attempts: int,
     on_request: Counter[str] | None = None,
     logger: FilteringBoundLogger | None = None,
+    max_tokens: int | None = None,
 ) -> T:
     """Send `prompt` as one user message and validate the JSON answer, retrying within `budget_s` overall.
 
@@ -157,7 +169,9 @@ async def chat_json(
                 if on_request is not None:
                     on_request["requests"] += 1
                 try:
-                    response = await _create(client, model, prompt, reply_type, max(deadline - loop.time(), 0.001), on_request, logger)
+                    response = await _create(
+                        client, model, prompt, reply_type, max(deadline - loop.time(), 0.001), on_request, logger, max_tokens
+                    )
                     if not response.choices:
                         raise ValueError("answer without choices")
                     return parse_reply(response.choices[0].message.content, reply_type)
@@ -177,26 +191,26 @@ async def chat_json(
 
 async def _create(
     client: AsyncOpenAI, model: str, prompt: str, reply_type: type[T], timeout: float,
-    on_request: Counter[str] | None, logger: FilteringBoundLogger,
+    on_request: Counter[str] | None, logger: FilteringBoundLogger, max_tokens: int | None = None,
 ) -> Any:
-    """One request, asking for `reply_type`'s schema; a server that refuses schemas (HTTP 400 naming them) is asked
-    again at once for a JSON object, and from then on."""
+    """One request, its answer bound as strictly as the server allows; a server that refuses a format is asked again
+    at once with the next one (`FORMATS`), and from then on."""
     messages: Any = [{"role": "user", "content": prompt}]
-    if client not in _SCHEMA_REFUSED:
+    limit: Any = {"max_tokens": max_tokens} if max_tokens is not None else {}
+    while True:
+        level = _LEVEL.get(client, 0)
         try:
             return await client.chat.completions.create(
-                model=model, messages=messages, response_format=cast(Any, schema_format(reply_type)), timeout=timeout
+                model=model, messages=messages, response_format=cast(Any, response_format(reply_type, level)), timeout=timeout,
+                **limit,
             )
-        except openai.BadRequestError as e:
-            if "schema" not in str(e).lower() and "response_format" not in str(e).lower():
+        except openai.APIStatusError as e:
+            if level + 1 >= len(FORMATS) or not _refuses_format(e):
                 raise
-            _SCHEMA_REFUSED.add(client)
+            _LEVEL[client] = max(_LEVEL.get(client, 0), level + 1)
             if on_request is not None:
-                on_request["schema_refused"] += 1
-            logger.warning("llm_schema_refused", detail=str(e)[:200], fallback="json_object")
-    return await client.chat.completions.create(
-        model=model, messages=messages, response_format={"type": "json_object"}, timeout=timeout
-    )
+                on_request["format_refused"] += 1
+            logger.warning("llm_format_refused", refused=FORMATS[level], now=FORMATS[level + 1], detail=str(e)[:200])
 
 
 CANCEL_MARGIN_S = 0.03

@@ -56,14 +56,15 @@ def test_answers_are_bound_to_the_reply_schema_and_the_cost_is_reported(tmp_path
     assert run["cost_usd"] == round((run["prompt_tokens"] * 2 + run["completion_tokens"] * 8) / 1e6, 6) > 0
 
 
-def test_a_server_that_refuses_schemas_is_asked_for_json_objects_once_and_the_report_says_so(tmp_path):
+def test_a_server_that_refuses_schemas_is_asked_for_json_objects_from_then_on_and_the_report_says_so(tmp_path):
     with ScriptedOpenAI(script, refuse_schema=True) as server:
         report = replay(tmp_path / "run", server, "--cache", str(tmp_path / "cache"), "--concurrency", "1")
         refused = server.refused
         formats = [b["response_format"]["type"] for b in server.bodies]
     assert refused == 1, "asked with a schema once, then never again"
-    assert formats and set(formats) == {"json_object"}, "every answer after the refusal was asked for as plain JSON"
-    assert report["llm_run"]["response_format"].startswith("json_object")
+    assert formats and set(formats) == {"json_object"}, "every answer after the refusal was asked for as a JSON object"
+    assert server.bodies[0]["response_format"]["schema"]["required"] == ["thoughts", "scenario", "speak"]
+    assert report["llm_run"]["response_format"] == "json_object with the schema"
     assert report["llm"]["llm_fallbacks"] == 0, "the plain JSON answers are used"
 
 
