@@ -377,6 +377,12 @@ def summary_table(rep: dict) -> Table:
     if "llm" in rep:
         llm = rep["llm"]
         rows.append(("LLM: consultations / fell back to embedded", f"{llm['llm_calls']} / {llm['llm_fallbacks']}"))
+    if "llm_run" in rep:
+        run = rep["llm_run"]
+        cost = "no price known: --price-in/--price-out" if run["cost_usd"] is None else f"${run['cost_usd']:.4f}"
+        rows.append(("LLM run: calls sent / answered from the cache", f"{run['calls']} / {run['cache_hits']}"))
+        rows.append(("LLM run: tokens in / out, cost", f"{run['prompt_tokens']:,} / {run['completion_tokens']:,}, {cost}"))
+        rows.append(("LLM run: answers bound as", str(run["response_format"])))
     if "llm_judge" in rep:
         lj = rep["llm_judge"]
         rows.append(("LLM judge: judged / fell back to offline", f"{lj['judged']} / {lj['fell_back_to_offline']}"))
