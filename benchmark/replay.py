@@ -163,7 +163,10 @@ def make_judge(name: str, run: LLMRun | None = None) -> Judge:
     if name == "llm":
         from benchmark.scoring.llm_judge import LLMJudge
 
-        return PairedJudge(LLMJudge(run.settings, run.client) if run is not None else LLMJudge())
+        if run is None:
+            return PairedJudge(LLMJudge())
+        # The judge waits at least as long as the engine may: a slow local model is slow for both.
+        return PairedJudge(LLMJudge(run.settings, run.client, timeout_s=max(60.0, run.settings.llm_timeout_s)))
     raise BenchDataError(f"unknown judge {name!r}; choose offline or llm")
 
 

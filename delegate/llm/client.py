@@ -84,13 +84,35 @@ def _strict(schema: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
+GRAMMAR_MAX_CHARS = 400
+GRAMMAR_MAX_ITEMS = 12
+
+
+def _bounded(schema: dict[str, Any]) -> dict[str, Any]:
+    """The schema with every free string and list bounded: a server that turns it into a grammar then always closes
+    the object within a few hundred tokens (a small model held to a grammar can otherwise write one string forever)."""
+    out = dict(schema)
+    if out.get("type") == "string" and "enum" not in out:
+        out.setdefault("maxLength", GRAMMAR_MAX_CHARS)
+    if out.get("type") == "array":
+        out.setdefault("maxItems", GRAMMAR_MAX_ITEMS)
+    for key, value in list(out.items()):
+        if key in ("properties", "$defs") and isinstance(value, dict):
+            out[key] = {k: _bounded(v) for k, v in value.items()}
+        elif key in ("items",) and isinstance(value, dict):
+            out[key] = _bounded(value)
+        elif key == "anyOf" and isinstance(value, list):
+            out[key] = [_bounded(v) for v in value]
+    return out
+
+
 def response_format(reply_type: type[BaseModel], level: int = 0) -> dict[str, Any]:
     """The `response_format` binding an answer to `reply_type`'s schema, at `FORMATS[level]`."""
     schema = _strict(reply_type.model_json_schema())
     if level == 0:
         return {"type": "json_schema", "json_schema": {"name": reply_type.__name__, "schema": schema, "strict": True}}
     if level == 1:
-        return {"type": "json_object", "schema": schema}
+        return {"type": "json_object", "schema": _bounded(schema)}
     return {"type": "json_object"}
 
 

@@ -34,7 +34,7 @@ def server_url():
 def replay(url: str, out: Path, cache: Path, *extra: str) -> dict:
     result = CliRunner().invoke(
         app,
-        ["--data", str(FIXTURE), "--base-url", url, "--model", MODEL_NAME, "--timeout", "600", "--max-tokens", "160",
+        ["--data", str(FIXTURE), "--base-url", url, "--model", MODEL_NAME, "--timeout", "600", "--max-tokens", "400",
          "--concurrency", "2", "--cache", str(cache), "--price-in", "0.1", "--price-out", "0.2", "--out", str(out), *extra],
         env={"OPENAI_API_KEY": "unused"},
     )
