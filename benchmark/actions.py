@@ -455,6 +455,7 @@ def main(
                       f"{f' ({reasons})' if reasons else ''}, {refined['refined']} refined, "
                       f"{refined['rejected']} rejected (left out), {refined['excerpts_kept']} excerpts not verbatim")
         spent = llm.figures()
+        llm.remember()
         cost = "no price known (--price-in/--price-out)" if spent["cost_usd"] is None else f"${spent['cost_usd']:.4f}"
         console.print(f"LLM run: {spent['calls']} calls sent, {spent['cache_hits']} answered from the cache, "
                       f"{spent['prompt_tokens']:,} / {spent['completion_tokens']:,} tokens, {cost}; answers as {spent['response_format']}")

@@ -278,6 +278,7 @@ def run_benchmark(
     report["cpu_ms"] = percentiles(cpu_ms)
     if run is not None and judge == "llm":
         report["llm_run"] = run.figures()
+        run.remember()
     report["commitment_questions"] = commitment_split(rows, grades, states)
     json_path, md_path, png_path = _outputs(out)
     report["files"] = [str(json_path), str(md_path), str(png_path)]

@@ -331,6 +331,7 @@ async def _replay(
             rep["llm"] = stats
         if run is not None:
             rep["llm_run"] = run.figures()
+            run.remember()
     finally:
         for closable in (engine, getattr(judge, "llm", judge)):
             close = getattr(closable, "aclose", None)

@@ -121,6 +121,12 @@ def format_used(client: AsyncOpenAI) -> str:
     return FORMATS[_LEVEL.get(client, 0)]
 
 
+def assume_format(client: AsyncOpenAI, name: str) -> None:
+    """Start this client at a format its server is known to take (a benchmark remembers it between runs)."""
+    if name in FORMATS:
+        _LEVEL[client] = FORMATS.index(name)
+
+
 def _refuses_format(error: openai.APIStatusError) -> bool:
     # Servers say it differently: 400 (OpenAI-style), 422 (request validation), 500 (llama-cpp-python's server).
     said = str(error).lower()

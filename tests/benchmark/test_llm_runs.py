@@ -61,11 +61,16 @@ def test_a_server_that_refuses_schemas_is_asked_for_json_objects_from_then_on_an
         report = replay(tmp_path / "run", server, "--cache", str(tmp_path / "cache"), "--concurrency", "1")
         refused = server.refused
         formats = [b["response_format"]["type"] for b in server.bodies]
-    assert refused == 1, "asked with a schema once, then never again"
-    assert formats and set(formats) == {"json_object"}, "every answer after the refusal was asked for as a JSON object"
-    assert server.bodies[0]["response_format"]["schema"]["required"] == ["thoughts", "scenario", "speak"]
-    assert report["llm_run"]["response_format"] == "json_object with the schema"
-    assert report["llm"]["llm_fallbacks"] == 0, "the plain JSON answers are used"
+        assert refused == 1, "asked with a schema once, then never again"
+        assert formats and set(formats) == {"json_object"}, "every answer after the refusal was asked for as a JSON object"
+        assert server.bodies[0]["response_format"]["schema"]["required"] == ["thoughts", "scenario", "speak"]
+        assert report["llm_run"]["response_format"] == "json_object with the schema"
+        assert report["llm"]["llm_fallbacks"] == 0, "the plain JSON answers are used"
+
+        server.reset()
+        again = replay(tmp_path / "again", server, "--cache", str(tmp_path / "cache"), "--no-cache")
+        assert server.refused == 0, "the next run asks at once in the format the server took"
+    assert again["llm_run"]["response_format"] == "json_object with the schema"
 
 
 def test_calls_go_side_by_side_with_the_same_figures(tmp_path):
