@@ -91,6 +91,9 @@ class Settings(BaseSettings):
     """Budget for one decision's LLM consultation, retries included; past it the embedded engine decides."""
     llm_retries: int = Field(default=1, ge=0)
     llm_context_tokens: int = 3000
+    llm_max_tokens: int | None = Field(default=None, ge=16)
+    """The most tokens an answer may take (`max_tokens`); unset: the server's own limit. A small local model held to a
+    JSON grammar can ramble inside a string: cap it there."""
     llm_max_speak_chars: int = Field(default=600, ge=20)
     """Longer LLM speech is cut after its last sentence that fits; with none, the embedded engine decides."""
 

@@ -152,6 +152,7 @@ class LLMEngine:
                 attempts=self.settings.llm_retries + 1,
                 on_request=self._requests,
                 logger=bound,
+                max_tokens=self.settings.llm_max_tokens,
             )
             speak = cap_speech(" ".join(reply.speak.split()), self.settings.llm_max_speak_chars)
             verdict = guard.check(speak, principal, shown)
