@@ -25,7 +25,7 @@ from delegate.config import Settings, load_settings
 from delegate.decide import check_engine
 from delegate.logs import configure_logging
 from delegate.models import MAX_UTTERANCE_ID, Decision, ProposedAction
-from delegate.server import console, history, roles
+from delegate.server import bots, console, history, roles
 from delegate.server.auth import Auth, Credential, audit_id, check_binding, client_id, owner_key
 from delegate.server.components import Components, Service
 from delegate.server.history import PastMeeting
@@ -34,6 +34,8 @@ from delegate.server.metrics import CONTENT_TYPE, Metrics
 from delegate.server.protocol import (
     MEETING_ID,
     AskRequest,
+    AttendRequest,
+    BotStatus,
     BriefAttendee,
     BriefDraft,
     BriefRequest,
@@ -79,6 +81,7 @@ _HTTP_STATUS = {
     ErrorCode.bad_meeting_id: 422,
     ErrorCode.too_large: 413,
     ErrorCode.too_many: 429,
+    ErrorCode.not_configured: 503,
 }
 SWITCH_INTERVAL_S = 0.001
 SSE_PING_S = 15.0
@@ -218,6 +221,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         sessions=sessions,
         sockets=SocketCounter(settings.max_sockets_per_token),
     )
+    hosted = bots.HostedBots(settings.public_url, bots.ServiceKeys())
 
     @contextlib.asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
@@ -233,6 +237,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
             try:
                 yield
             finally:
+                await hosted.stop_all()
                 reaper.cancel()
                 # Stopping ends no meeting: each resumes from its log, after a restart or on another process.
                 await sessions.suspend_all("server_stopped")
@@ -246,6 +251,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     # Swagger UI and ReDoc assets come from the fastapi-offline package: `/docs` works with no CDN in reach.
     app: FastAPI = FastAPIOffline(title="Meeting Delegate", version=__version__, lifespan=lifespan)
     app.state.service = svc
+    app.state.bots = hosted
     app.add_middleware(BodyLimit, max_bytes=settings.max_body_bytes)
 
     @app.exception_handler(ProtocolError)
@@ -267,6 +273,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         return JSONResponse(body.model_dump(mode="json"), status_code=422)
 
     console.mount(app)
+    app.mount(bots.MOUNT, hosted)  # the meeting-bot services' webhooks and audio: signed by them, no bearer token
 
     @app.get("/healthz")
     async def healthz() -> JSONResponse:
@@ -333,8 +340,20 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         )
 
     @app.get("/v1/meetings/{meeting_id}")
-    async def meeting(found: OwnedMeeting) -> MeetingInfo:
-        return found.info()
+    async def meeting(found: OwnedMeeting, credential: MeetingCredential) -> MeetingInfo:
+        info = found.info()
+        bot = hosted.status(credential.owner, info.meeting_id)
+        return info if bot is None else info.model_copy(update={"bot": bot})
+
+    @app.post("/v1/meetings/{meeting_id}/attend", status_code=202)
+    async def attend(body: AttendRequest, request: Request, caller: Caller, session: OwnedSession) -> BotStatus:
+        """Send a meeting-bot service's bot into the call; this server runs its bridge (docs/meetings.md)."""
+        return await hosted.start(session, body, _own_url(request), svc.auth.bot_token(caller, session.meeting_id))
+
+    @app.delete("/v1/meetings/{meeting_id}/attend")
+    async def leave_call(meeting_id: str, caller: Caller) -> BotStatus:
+        """Ask the hosted bot to leave the call (the meeting ends with it, as when the call ends)."""
+        return await hosted.ask_to_leave(caller, meeting_id)
 
     @app.get("/v1/meetings/{meeting_id}/decisions")
     async def decisions(found: OwnedMeeting, credential: MeetingCredential) -> list[Decision]:
@@ -404,6 +423,15 @@ def create_app(settings: Settings | None = None) -> FastAPI:
             metrics.connections.dec()
 
     return app
+
+
+def _own_url(request: Request) -> str:
+    """This process as its own hosted bridges reach it: the address the request came in on (never a proxy's)."""
+    server = request.scope.get("server")
+    if not server or server[1] is None:
+        raise ProtocolError(ErrorCode.not_configured, "The server listens on no TCP address a bridge can reach.")
+    host, port = server
+    return f"http://[{host}]:{port}" if ":" in host else f"http://{host}:{port}"
 
 
 _AUDIT_FIELDS = {"seq", "ts", "meeting_id", "kind", "utterance_id", "payload"}

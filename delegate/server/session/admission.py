@@ -5,7 +5,14 @@ from __future__ import annotations
 
 from delegate.disclosure import disclosure_for
 from delegate.models import Decision
-from delegate.server.protocol import ADMISSION_ORDER, AdmissionEvent, AdmissionState, DisclosureMessage
+from delegate.server.protocol import (
+    ADMISSION_ORDER,
+    AdmissionEvent,
+    AdmissionState,
+    DisclosureMessage,
+    ErrorCode,
+    ProtocolError,
+)
 from delegate.server.session.core import MeetingCore
 from delegate.server.session.outbox import Outbox
 from delegate.server.session.voice_out import VoiceOut
@@ -46,6 +53,20 @@ class AdmissionDesk:
         if state == "in_meeting" and not self.disclosed:
             await self._disclose()
         return True
+
+    async def expect_bot(self, detail: str) -> None:
+        """A meeting-bot service is bringing a bot in (the server hosts it): back to `joining` for a meeting no
+        service reported on yet, so that the delegate keeps silent until that bot is in, and then discloses."""
+        if self.state == "joining":
+            return
+        if self.followed:
+            raise ProtocolError(ErrorCode.conflict, f"The meeting's bot is already {self.state.replace('_', ' ')}.")
+        previous, self.state = self.state, "joining"
+        self.followed = True
+        self.disclosed = False
+        await self._outbox.audit(AuditKind.admission, self._core.state.last_id, state="joining", previous=previous, detail=detail)
+        self._outbox.publish(AdmissionEvent(meeting_id=self._core.meeting_id, state="joining", detail=detail))
+        self._core.log.info("admission", state="joining", previous=previous)
 
     async def _disclose(self) -> None:
         self.disclosed = True
