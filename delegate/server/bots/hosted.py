@@ -4,7 +4,7 @@ meeting, run as a task in this process by the same code as `delegate attend` (`i
 The bridge joins the meeting's stream with the meeting's bot token, as any bot does; what the service calls back
 (webhooks, Attendee's audio socket) is served under `/v1/bots/{path token}/` on this server, at the public base URL
 `DELEGATE_PUBLIC_URL`. The services' keys come from the server's environment (`ATTENDEE_*`, `RECALL_*`), read once
-at start-up; they are never in a request, a log line or the audit log.
+at start-up (`keys`); they are never in a request, a log line or the audit log.
 """
 
 from __future__ import annotations
@@ -17,14 +17,13 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import structlog
-from pydantic import ValidationError
 from starlette.applications import Starlette
 from starlette.responses import JSONResponse
 from starlette.types import Receive, Scope, Send
 
-from delegate.integrations import attendee, recall
 from delegate.integrations.attend import BotService, run_bot
 from delegate.integrations.bridge import MeetingBridge
+from delegate.server.bots.keys import ServiceKeys
 from delegate.server.protocol import (
     AttendRequest,
     BotEvent,
@@ -43,31 +42,6 @@ MOUNT = "/v1/bots"
 STATE_OF = {"joining": "requested", "waiting_room": "waiting_room", "in_meeting": "in_meeting",
             "removed": "removed", "ended": "ended"}
 MAX_DETAIL = 200
-
-
-class ServiceKeys:
-    """The services' settings, read from the environment once (a service whose keys are missing is named
-    with what to set, never guessed)."""
-
-    def __init__(self) -> None:
-        self._settings: dict[str, Any] = {}
-        self._missing: dict[str, str] = {}
-        for via, read in (("attendee", attendee.AttendeeSettings), ("recall", recall.RecallSettings)):
-            try:
-                self._settings[via] = read()
-            except ValidationError as e:
-                self._missing[via] = ", ".join(f"{via.upper()}_{str(x['loc'][0]).upper()}" for x in e.errors(include_url=False))
-
-    def service(self, via: Via, listen: attendee.Listen) -> Callable[[MeetingBridge], BotService]:
-        settings = self._settings.get(via)
-        if settings is None:
-            raise ProtocolError(
-                ErrorCode.not_configured,
-                f"The server has no {via} keys: set {self._missing[via]} in its environment (docs/meetings.md).",
-            )
-        if via == "attendee":
-            return attendee.service(settings, listen=listen)
-        return recall.service(settings)
 
 
 @dataclass
