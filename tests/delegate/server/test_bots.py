@@ -194,3 +194,29 @@ async def test_a_missing_public_url_or_key_is_one_clear_error_and_the_meeting_go
         r = await http.post("/v1/meetings/hosted-3/attend", headers=AUTH, json={"meeting_url": MEETING_URL, "via": "zoom"})
         assert r.status_code == 422 and r.json()["fields"][0]["loc"] == "via"
         assert (await http.get("/v1/meetings/hosted-3", headers=AUTH)).json()["admission"] == "in_meeting"
+
+
+async def test_a_bot_the_service_refuses_is_failed_with_one_line_and_the_meeting_goes_on(
+    make_server: Callable[..., LiveServer], fake: FakeAttendee, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    with_keys(monkeypatch, fake)
+    monkeypatch.setenv("ATTENDEE_API_KEY", "not-the-services-key")
+    server = hosting(make_server)
+    async with httpx.AsyncClient(base_url=server.url, timeout=30) as http:
+        await start_meeting(http, "hosted-4")
+        body = {"meeting_url": MEETING_URL, "via": "attendee"}
+        assert (await http.post("/v1/meetings/hosted-4/attend", json=body, headers=AUTH)).status_code == 202
+
+        async def failed() -> dict[str, Any] | None:
+            bot = (await http.get("/v1/meetings/hosted-4", headers=AUTH)).json()["bot"]
+            return bot if bot["state"] == "failed" else None
+
+        bot = await until(failed)
+        assert "Attendee refused the bot (401)" in bot["detail"] and "\n" not in bot["detail"]
+        assert "not-the-services-key" not in bot["detail"]
+        info = (await http.get("/v1/meetings/hosted-4", headers=AUTH)).json()
+        assert not info["ended"] and info["admission"] == "joining"  # silent until a bot is in; another may be sent
+        assert (await http.delete("/v1/meetings/hosted-4/attend", headers=AUTH)).status_code == 404
+        assert (await http.post("/v1/bots/no-such-bot/attendee/webhook", json={})).status_code == 404
+        audit = (await http.get("/v1/meetings/hosted-4/audit", headers=AUTH)).text
+        assert "not-the-services-key" not in audit
