@@ -470,11 +470,16 @@ def uvicorn_config(app: FastAPI, settings: Settings, host: str, port: int) -> uv
 
 
 class Server(uvicorn.Server):
-    """uvicorn's server, ending the watchers' event streams first when it stops: uvicorn waits for every open
-    response before the app's own shutdown, and an event stream does not end by itself."""
+    """uvicorn's server, taking its hosted bots out of their calls and ending the watchers' event streams first
+    when it stops: uvicorn waits for every open response before the app's own shutdown, and an event stream does
+    not end by itself."""
 
     async def shutdown(self, sockets: list[socket.socket] | None = None) -> None:
-        service = getattr(getattr(self.config.app, "state", None), "service", None)
+        state = getattr(self.config.app, "state", None)
+        hosted = getattr(state, "bots", None)
+        if isinstance(hosted, bots.HostedBots):
+            await hosted.stop_all()  # before uvicorn closes their streams to this server
+        service = getattr(state, "service", None)
         if isinstance(service, Service):
             service.sessions.end_watching()
         await super().shutdown(sockets)

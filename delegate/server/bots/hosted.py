@@ -120,12 +120,13 @@ class HostedBots:
         return bot.status()
 
     async def stop_all(self) -> None:
-        """The server stops: each bot is taken out of its call (its meeting stays open, to be resumed)."""
-        running = [b for b in self._bots.values() if b.running]
-        for bot in running:
-            bot.leave.set()
+        """The server stops: each bot is taken out of its call; its meeting stays open (suspended, as every
+        meeting of a stopping server), to send a bot again once the server is back."""
+        running = [b.task for b in self._bots.values() if b.task is not None and not b.task.done()]
+        for task in running:
+            task.cancel()
         if running:
-            await asyncio.wait([b.task for b in running if b.task is not None], timeout=15)
+            await asyncio.wait(running, timeout=15)
 
     async def _run(
         self, bot: HostedBot, body: AttendRequest, service: Callable[[MeetingBridge], BotService], delegate_url: str,

@@ -5,14 +5,7 @@ from __future__ import annotations
 
 from delegate.disclosure import disclosure_for
 from delegate.models import Decision
-from delegate.server.protocol import (
-    ADMISSION_ORDER,
-    AdmissionEvent,
-    AdmissionState,
-    DisclosureMessage,
-    ErrorCode,
-    ProtocolError,
-)
+from delegate.server.protocol import ADMISSION_ORDER, AdmissionEvent, AdmissionState, DisclosureMessage
 from delegate.server.session.core import MeetingCore
 from delegate.server.session.outbox import Outbox
 from delegate.server.session.voice_out import VoiceOut
@@ -55,12 +48,10 @@ class AdmissionDesk:
         return True
 
     async def expect_bot(self, detail: str) -> None:
-        """A meeting-bot service is bringing a bot in (the server hosts it): back to `joining` for a meeting no
-        service reported on yet, so that the delegate keeps silent until that bot is in, and then discloses."""
+        """The principal sent a bot (the server hosts it): back to `joining`, whatever an earlier bot reported, so
+        that the delegate keeps silent until this one is in, and then says what it is."""
         if self.state == "joining":
             return
-        if self.followed:
-            raise ProtocolError(ErrorCode.conflict, f"The meeting's bot is already {self.state.replace('_', ' ')}.")
         previous, self.state = self.state, "joining"
         self.followed = True
         self.disclosed = False

@@ -220,3 +220,25 @@ async def test_a_bot_the_service_refuses_is_failed_with_one_line_and_the_meeting
         assert (await http.post("/v1/bots/no-such-bot/attendee/webhook", json={})).status_code == 404
         audit = (await http.get("/v1/meetings/hosted-4/audit", headers=AUTH)).text
         assert "not-the-services-key" not in audit
+
+
+async def test_a_server_that_stops_takes_its_bot_out_and_keeps_the_meeting(
+    make_server: Callable[..., LiveServer], fake: FakeAttendee, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    with_keys(monkeypatch, fake)
+    server = hosting(make_server)
+    async with httpx.AsyncClient(base_url=server.url, timeout=30) as http:
+        await start_meeting(http, "hosted-5")
+        body = {"meeting_url": MEETING_URL, "via": "attendee"}
+        assert (await http.post("/v1/meetings/hosted-5/attend", json=body, headers=AUTH)).status_code == 202
+        bot: FakeBot = await asyncio.wait_for(fake.created.get(), 20)
+        assert await bot.change_state("waiting_room", "put_in_waiting_room") == 200
+    await asyncio.to_thread(server.stop)
+    assert bot.left  # no bot left behind in the call, unserved
+
+    again = make_server(port=server.port, **{k: getattr(server.settings, k) for k in ("api_tokens", "public_url")})
+    async with httpx.AsyncClient(base_url=again.url, timeout=30) as http:
+        info = (await http.get("/v1/meetings/hosted-5", headers=AUTH)).json()
+        assert not info["ended"] and info["bot"] is None  # open, to send a bot again
+        assert (await http.post("/v1/meetings/hosted-5/attend", json=body, headers=AUTH)).status_code == 202
+        assert (await asyncio.wait_for(fake.created.get(), 20)).request["meeting_url"] == MEETING_URL
