@@ -760,7 +760,7 @@
       case "admission":
         setAdmission(event.state);
         if (M.bot && !["failed", "ended", "removed"].includes(M.bot.state)) {
-          setBot({ ...M.bot, state: event.state === "joining" ? "requested" : event.state, detail: event.detail || "" });
+          setBot({ ...M.bot, state: event.state === "joining" ? "requested" : event.state, detail: "" });
         }
         break;
       case "bot":
