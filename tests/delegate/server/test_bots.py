@@ -241,4 +241,11 @@ async def test_a_server_that_stops_takes_its_bot_out_and_keeps_the_meeting(
         info = (await http.get("/v1/meetings/hosted-5", headers=AUTH)).json()
         assert not info["ended"] and info["bot"] is None  # open, to send a bot again
         assert (await http.post("/v1/meetings/hosted-5/attend", json=body, headers=AUTH)).status_code == 202
-        assert (await asyncio.wait_for(fake.created.get(), 20)).request["meeting_url"] == MEETING_URL
+        second: FakeBot = await asyncio.wait_for(fake.created.get(), 20)
+        assert await second.change_state("joined_recording", "joined_meeting") == 200
+
+        async def disclosed() -> bool:
+            audit = (await http.get("/v1/meetings/hosted-5/audit", headers=AUTH)).text
+            return '"kind":"disclosure"' in audit.replace(" ", "")
+
+        assert await until(disclosed)  # the bot sent again says what it is once it is in
