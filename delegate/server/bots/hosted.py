@@ -39,6 +39,8 @@ log = structlog.get_logger("delegate.server.bots")
 
 MOUNT = "/v1/bots"
 """Where the services' webhooks and audio sockets reach this server (each bot under its own random token)."""
+RECALL_WORKSPACE_HOOK = "recall/webhook"
+"""Recall's status webhooks go to one endpoint per workspace (its dashboard): `PUBLIC_URL/v1/bots/recall/webhook`."""
 STATE_OF = {"joining": "requested", "waiting_room": "waiting_room", "in_meeting": "in_meeting",
             "removed": "removed", "ended": "ended"}
 MAX_DETAIL = 200
@@ -171,10 +173,14 @@ class HostedBots:
         bot.publish()
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        """The services' calls: `/v1/bots/{path token}/...` to that bot's bridge, with the rest of the path."""
+        """The services' calls: `/v1/bots/{path token}/...` to that bot's bridge, with the rest of the path;
+        `/v1/bots/recall/webhook` (Recall's one dashboard endpoint for the workspace) to every Recall bot here."""
         if scope["type"] not in ("http", "websocket"):
             return
         rest = scope["path"].split(MOUNT, 1)[-1].lstrip("/")
+        if rest == RECALL_WORKSPACE_HOOK and scope["type"] == "http":
+            await self._to_recall_bots(scope, receive, send)
+            return
         token, _, tail = rest.partition("/")
         bot = self._by_path.get(token)
         if bot is None or bot.app is None:
@@ -183,7 +189,37 @@ class HostedBots:
                 return
             await JSONResponse({"detail": "No such bot here."}, status_code=404)(scope, receive, send)
             return
-        await bot.app(dict(scope, path=f"/{tail}", raw_path=f"/{tail}".encode(), root_path=""), receive, send)
+        await bot.app(_at(scope, f"/{tail}"), receive, send)
+
+    async def _to_recall_bots(self, scope: Scope, receive: Receive, send: Send) -> None:
+        """Each Recall bot's bridge checks the signature and skips another bot's events (`recall.RecallListener`):
+        the request is answered with the best of their answers (200 with none here: nothing to retry)."""
+        body = b""
+        while True:
+            message = await receive()
+            body += message.get("body", b"")
+            if not message.get("more_body"):
+                break
+        bots = [b for b in self._by_path.values() if b.via == "recall" and b.app is not None]
+        answers: list[int] = []
+        for bot in bots:
+
+            async def replay() -> dict[str, Any]:
+                return {"type": "http.request", "body": body, "more_body": False}
+
+            async def keep(message: dict[str, Any]) -> None:
+                if message["type"] == "http.response.start":
+                    answers.append(int(message["status"]))
+
+            assert bot.app is not None
+            await bot.app(_at(scope, f"/{RECALL_WORKSPACE_HOOK}"), replay, keep)
+        status = min(answers, default=200)
+        await JSONResponse({"bots": len(bots)}, status_code=status)(scope, receive, send)
+
+
+def _at(scope: Scope, path: str) -> Scope:
+    """The request as a bridge's own app sees it: at `path` under no root."""
+    return dict(scope, path=path, raw_path=path.encode(), root_path="")
 
 
 def _one_line(text: str) -> str:

@@ -1,5 +1,5 @@
 """Bots the server hosts (`POST /v1/meetings/{id}/attend`): a real server on loopback runs the Attendee bridge
-against the Attendee fake (testkit/attendee_fake.py), the fake calling the server's own `/v1/bots/...` routes."""
+against the Attendee and Recall fakes (testkit/), the fakes calling the server's own `/v1/bots/...` routes."""
 
 from __future__ import annotations
 
@@ -17,6 +17,7 @@ from delegate.config import Settings
 from delegate.integrations.attend import serving
 from testkit.attendee_fake import FakeAttendee, FakeBot
 from testkit.live import ALICE, EventStream, LiveServer, start_server, watch
+from testkit.recall_fake import FakeRecall, FakeRecallBot
 
 TOKEN = "principal-token"
 AUTH = {"Authorization": f"Bearer {TOKEN}"}
@@ -161,8 +162,8 @@ async def _is(pending: Any, wanted: tuple[str, str]) -> bool:
     return bool(await pending == wanted)
 
 
-async def _decisions(http: httpx.AsyncClient) -> list[dict[str, Any]]:
-    return [d for d in (await http.get("/v1/meetings/hosted-1/decisions", headers=AUTH)).json() if d["speak"]]
+async def _decisions(http: httpx.AsyncClient, meeting_id: str = "hosted-1") -> list[dict[str, Any]]:
+    return [d for d in (await http.get(f"/v1/meetings/{meeting_id}/decisions", headers=AUTH)).json() if d["speak"]]
 
 
 async def test_a_missing_public_url_or_key_is_one_clear_error_and_the_meeting_goes_on(
@@ -249,3 +250,44 @@ async def test_a_server_that_stops_takes_its_bot_out_and_keeps_the_meeting(
             return '"kind":"disclosure"' in audit.replace(" ", "")
 
         assert await until(disclosed)  # the bot sent again says what it is once it is in
+
+
+async def test_recall_status_webhooks_come_to_the_one_workspace_endpoint(
+    make_server: Callable[..., LiveServer], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Recall's dashboard has one webhook endpoint per workspace: `PUBLIC_URL/v1/bots/recall/webhook` on the server
+    hands each status to the Recall bots it hosts, each taking its own bot's."""
+    service = FakeRecall()
+    async with serving(service.app(), "127.0.0.1", 0) as port:
+        with_keys(monkeypatch, None)
+        monkeypatch.setenv("RECALL_URL", f"http://127.0.0.1:{port}")
+        monkeypatch.setenv("RECALL_API_KEY", service.api_key)
+        monkeypatch.setenv("RECALL_WEBHOOK_SECRET", service.webhook_secret)
+        server = hosting(make_server)
+        service.status_url = f"{server.settings.public_url}/v1/bots/recall/webhook"
+        async with httpx.AsyncClient(base_url=server.url, timeout=30) as http:
+            await start_meeting(http, "hosted-6")
+            body = {"meeting_url": MEETING_URL, "via": "recall"}
+            assert (await http.post("/v1/meetings/hosted-6/attend", json=body, headers=AUTH)).status_code == 202
+            bot: FakeRecallBot = await asyncio.wait_for(service.created.get(), 20)
+            assert bot.realtime_url.startswith(f"{server.settings.public_url}/v1/bots/")
+
+            async def bot_state() -> str:
+                return str((await http.get("/v1/meetings/hosted-6", headers=AUTH)).json()["bot"]["state"])
+
+            assert await bot.status("in_waiting_room") == 200
+            assert await until(lambda: _equals(bot_state(), "waiting_room"))
+            assert await bot.status("in_call_recording") == 200
+            assert await until(lambda: _equals(bot_state(), "in_meeting"))
+            assert await bot.participant(100, "Bob Jones") == 200
+            assert await bot.transcript(100, "Bob Jones", QUESTION) == 200
+            decisions = await until(lambda: _decisions(http, "hosted-6"))
+            assert "Friday" in decisions[0]["speak"]
+            assert await bot.status("call_ended", "bot_kicked_from_call") == 200
+            assert await until(lambda: _equals(bot_state(), "removed"))
+            info = (await http.get("/v1/meetings/hosted-6", headers=AUTH)).json()
+            assert info["ended"] and info["admission"] == "removed"
+
+
+async def _equals(pending: Any, wanted: str) -> bool:
+    return bool(await pending == wanted)
