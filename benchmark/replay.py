@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import json
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from enum import StrEnum
 from itertools import zip_longest
@@ -27,9 +27,12 @@ from benchmark.scoring.variants import derive as derive_variants
 from delegate.decide import ENGINE_NAMES, build_engine
 from delegate.decide.base import Engine
 from delegate.decide.cues import RULES, Rules
+from delegate.decide.selector import AnswerSelector
+from delegate.decide.speaking import SpeakingAt
 from delegate.decide.turn_taking import TurnTakingModel
 from delegate.extras import run_cli
 from delegate.meeting import MeetingState
+from delegate.models import Speaking
 
 console = Console()
 VARIANTS = ("matched", "mismatched", "noisy_name")
@@ -126,16 +129,30 @@ def rules_off(names: set[str]) -> Rules:
     return Rules(addressed_elsewhere="addressed-elsewhere" not in names, partner_implicit="partner" not in names)
 
 
-def fold_engine(folder: Path, meetings: list[BenchMeeting], read: bool = True, rules: Rules = RULES, text: bool = True) -> Engine:
+def selector_folds(folder: Path, meetings: list[BenchMeeting]) -> Callable[[str], AnswerSelector]:
+    """Each meeting's answer selector from `folder/<meeting_id>.json`, fitted without that meeting
+    (`python -m training answer-selector --report DIR` writes them to DIR/folds)."""
+    missing = [m.meeting_id for m in meetings if not (folder / f"{m.meeting_id}.json").is_file()]
+    if missing:
+        raise BenchDataError(f"--selector-folds {folder}: no fold selector for {', '.join(missing)}")
+    return {m.meeting_id: AnswerSelector.read(folder / f"{m.meeting_id}.json") for m in meetings}.__getitem__
+
+
+def fold_engine(
+    folder: Path | None, meetings: list[BenchMeeting], read: bool = True, rules: Rules = RULES, text: bool = True,
+    selector_for: Callable[[str], AnswerSelector] | None = None,
+) -> Engine:
     """The local engine deciding each meeting with `folder/<meeting_id>.json`: turn-taking weights fitted
     without that meeting (`python -m delegate.train turn-taking --report DIR` writes them to DIR/folds)."""
     from delegate.decide.local import LocalEngine
 
+    if folder is None:
+        return LocalEngine(selector_for=selector_for)
     missing = [m.meeting_id for m in meetings if not (folder / f"{m.meeting_id}.json").is_file()]
     if missing:
         raise BenchDataError(f"--weights-folds {folder}: no fold weights for {', '.join(missing)}")
     models = {m.meeting_id: TurnTakingModel.read(folder / f"{m.meeting_id}.json") for m in meetings}
-    return LocalEngine(model_for=models.__getitem__, read=read, rules=rules, text=text)
+    return LocalEngine(model_for=models.__getitem__, read=read, rules=rules, text=text, selector_for=selector_for)
 
 
 def make_judge(name: str) -> Judge:
@@ -376,6 +393,10 @@ def main(
                                       "models decide where the cheap floor model is unsure (DELEGATE_FLOOR_READER)."),
     floor_text: bool = typer.Option(True, "--floor-text/--no-floor-text", help="With --weights-folds: where the fold "
                                     "weights hold a floor reader stack, it decides in its gate (DELEGATE_FLOOR_TEXT)."),
+    selector_folds_: Path = typer.Option(None, "--selector-folds", help="Local engine only: pick the answering item in each "
+                                         "meeting with the answer selector in this folder named after it (leave-one-meeting-out folds)."),
+    speaking: Speaking = typer.Option(None, "--speaking", help="Decide every principal at this speaking level "
+                                      "(addressed, balanced, forward) instead of their brief's (default: the brief's, balanced)."),
     rules_off_: str = typer.Option("", "--rules-off", help=f"With --weights-folds, for the ablation: comma-separated rules to "
                                    f"switch off ({', '.join(RULES_OFF)})."),
 ) -> None:
@@ -389,15 +410,18 @@ def main(
             raise BenchDataError(f"--garbles: {garbles!r}; choose recogniser, biased or table")
         meetings = load(data)
         cases = select_cases(meetings, wanted, derive, seed, limit, cast(GarbleSource, garbles))
-        if weights_folds is not None and engine != "local":
-            raise BenchDataError("--weights-folds applies to the local engine only")
+        if (weights_folds is not None or selector_folds_ is not None) and engine != "local":
+            raise BenchDataError("--weights-folds and --selector-folds apply to the local engine only")
+        selectors = selector_folds(selector_folds_, meetings) if selector_folds_ is not None else None
         off = {r.strip() for r in rules_off_.split(",") if r.strip()}
         if off - set(RULES_OFF):
             raise BenchDataError(f"--rules-off: unknown {sorted(off - set(RULES_OFF))}; choose from {', '.join(RULES_OFF)}")
         if (off or not floor_reader or not floor_text) and weights_folds is None:
             raise BenchDataError("--rules-off, --no-floor-reader and --no-floor-text apply with --weights-folds (the held-out ablation)")
-        eng = (fold_engine(weights_folds, meetings, floor_reader, rules_off(off), floor_text) if weights_folds is not None
-               else make_engine(engine, meetings, cases, seed))
+        eng = (fold_engine(weights_folds, meetings, floor_reader, rules_off(off), floor_text, selectors)
+               if weights_folds is not None or selectors is not None else make_engine(engine, meetings, cases, seed))
+        if speaking is not None:
+            eng = SpeakingAt(eng, speaking)
         jud = make_judge(judge)
     except (BenchDataError, ValueError) as e:
         console.print(f"[red]error:[/red] {e}")

@@ -10,6 +10,7 @@ import typer
 from delegate import __version__
 from delegate.decide import ENGINE_NAMES
 from delegate.extras import run_cli
+from delegate.models import Speaking
 
 app = typer.Typer(
     rich_markup_mode=None,  # plain help: wrapped, never cut at 80 columns; flags shown as flags
@@ -67,7 +68,7 @@ def serve(
     data_dir: Path = _DATA_DIR,
     db: Path = _DB,
 ) -> None:
-    """Run the WebSocket/REST service with uvicorn."""
+    """Run the WebSocket/REST service with uvicorn; prints the address it listens on and the console's."""
     from delegate.server.app import run
 
     run(host=host, port=port, settings=_settings(engine=engine, data_dir=data_dir, db_path=db))
@@ -101,10 +102,11 @@ def audit(
 @app.command()
 def listen(
     audio: Path = typer.Argument(..., exists=True, dir_okay=False, help="A WAV recording of a meeting."),
-    principal: Path = typer.Option(..., "--principal", exists=True, dir_okay=False, help="The principal's profile as JSON."),
+    principal: Path = typer.Option(..., "--principal", "--brief", exists=True, dir_okay=False, help="The principal's profile (the brief) as JSON."),
     engine: str = _ENGINE,
     attendee: list[str] = typer.Option(None, "--attendee", help="An attendee's name (repeat the option); biases recognition toward it."),
     speak: Path = typer.Option(None, "--speak", dir_okay=False, help="Write here (WAV) the recording with the delegate's spoken replies in it, each where it would have started live (needs the voice extra)."),
+    speaking: Speaking = typer.Option(None, "--speaking", help="How forward the delegate is: addressed, balanced or forward (default: the profile's, balanced)."),
 ) -> None:
     """Transcribe a recording and print the decisions as they would have happened live."""
     from delegate.decide import check_engine
@@ -116,7 +118,7 @@ def listen(
     except ValueError as e:
         raise _fail(str(e)) from e
     try:
-        run_listen(audio, principal, settings=settings, attendees=attendee or [], speak=speak)
+        run_listen(audio, principal, settings=settings, attendees=attendee or [], speak=speak, speaking=speaking)
     except ListenInputError as e:
         raise _fail(str(e)) from e
 

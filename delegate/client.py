@@ -108,7 +108,7 @@ async def create_meeting(
     admission: Literal["joining", "in_meeting"] = "in_meeting",
 ) -> CreatedMeeting:
     """The principal's side (`POST /v1/meetings` with the principal's `token`): start a meeting and get its bot
-    token to hand to the bot. `url` as for `DelegateClient` (`ws://` or `http://`). A refusal raises `DelegateError`."""
+    token to hand to the bot. `url` as for `DelegateClient` (`ws(s)://` or `http(s)://`). A refusal raises `DelegateError`."""
     body = CreateMeeting(
         principal=Profile.model_validate(principal),
         attendees=list(attendees),
@@ -130,6 +130,16 @@ async def create_meeting(
 def _http_base(url: str) -> str:
     base = url.rstrip("/")
     return "http" + base.removeprefix("ws") if base.startswith("ws") else base
+
+
+def _ws_base(url: str) -> str:
+    """The server's WebSocket address from its `ws(s)://` or `http(s)://` one (what `delegate serve` prints)."""
+    base = url.rstrip("/")
+    scheme, sep, rest = base.partition("://")
+    schemes = {"ws": "ws", "wss": "wss", "http": "ws", "https": "wss"}
+    if not sep or scheme.lower() not in schemes:
+        raise ValueError(f"{url!r}: a delegate server's address starts with ws://, wss://, http:// or https://")
+    return f"{schemes[scheme.lower()]}://{rest}"
 
 
 class ConnectionLost(Exception):
@@ -214,7 +224,7 @@ class DelegateClient:
         on_message: OnMessage | None = None,
         reconnect_s: float = 30.0,
     ) -> None:
-        self.url = f"{url.rstrip('/')}/v1/meetings/{meeting_id}/stream"
+        self.url = f"{_ws_base(url)}/v1/meetings/{meeting_id}/stream"
         self.meeting_id = meeting_id
         self._headers = {"Authorization": f"Bearer {token}"} if token else {}
         self._join = Join(

@@ -168,6 +168,69 @@ def reader_moments(
     dealt = rm.deal_in_order(chosen, in_order, double, seed) if in_order else rm.deal(chosen, packets, double, seed)
     rm.write(meetings, chosen, dealt, out, seed)
     typer.echo(json.dumps({"moments": len(chosen), "labels": sum(map(len, dealt)), "packets": [len(d) for d in dealt]}))
+@app.command("answer-selector")
+def answer_selector(
+    elitr: Path = typer.Option(_SHARED / "benchmark" / "elitr-dev", help="ELITR dev meetings (delegate-bench/1): expected points label the items."),
+    workplace: Path = typer.Option(_SHARED / "benchmark" / "workplace-dev", help="A workplace-scenario/1 folder (its cases' source_refs label the brief's items)."),
+    readers: Path = typer.Option(None, help="Careful readers' labels (.jsonl: moment, speak, item), when there are any."),
+    out: Path = typer.Option(Path("delegate/weights/answer_selector.json"), help="The shipped weights."),
+    report: Path = typer.Option(None, help="Also write the leave-one-meeting-out fold weights (REPORT/folds), the ELITR-only model and figures.json here."),
+    labels: str = typer.Option("reply", help="How ELITR items are labelled: reply (the share of a reply composed from the item alone "
+                               "that the offline judge attributes to the expected points) or points (the item's sentences match one)."),
+    seed: int = typer.Option(0),
+) -> None:
+    """Fit the answer selector (delegate.decide.selector) and print its held-out figures."""
+    from training.answer_selector import run
+
+    if not elitr.is_dir():
+        raise typer.BadParameter(f"{elitr} is not a folder; point --elitr at it")
+    if not workplace.is_dir():
+        raise typer.BadParameter(f"{workplace} is not a folder; point --workplace at it")
+    if readers is not None and not readers.is_file():
+        raise typer.BadParameter(f"{readers} is not a file; point --readers at the readers' labels.jsonl")
+    if labels not in ("reply", "points"):
+        raise typer.BadParameter(f"--labels {labels!r}: choose reply or points")
+    typer.echo(json.dumps(run(elitr, workplace, readers, out, report, seed, labels), indent=2))
+
+
+@app.command("ask-calibration")
+def ask_calibration(
+    data: Path = typer.Option(_SHARED / "benchmark" / "elitr-dev", help="ELITR dev meetings (delegate-bench/1)."),
+    questions: Path = typer.Option(_SHARED / "benchmark" / "elitr-bench-qa-dev" / "elitr-bench-qa_dev.json", help="ELITR-Bench dev questions."),
+    out: Path = typer.Option(Path("delegate/weights/ask_calibration.json"), help="The shipped calibration."),
+) -> None:
+    """Calibrate the embedded asker's confidence and threshold (delegate.ask.calibration); prints the held-out figures."""
+    from training.ask_calibration import run
+
+    if not data.is_dir():
+        raise typer.BadParameter(f"{data} is not a folder; point --data at it")
+    if not questions.is_file():
+        raise typer.BadParameter(f"{questions} is not a file; point --questions at it")
+    typer.echo(json.dumps(run(data, questions, out), indent=2))
+
+
+@app.command("floor-readers")
+def floor_readers(
+    labels: Path = typer.Option(Path("docs/floor-readers/labels.jsonl"), help="The careful readers' labels (one line per moment and packet)."),
+    key: Path = typer.Option(None, help="The packets' key (meeting, turn index, candidate); default: those the labels' lines carry."),
+    qmsum: Path = typer.Option(_SHARED / "corpora" / "qmsum", help="QMSum meetings (train/ and val/)."),
+    elitr: Path = typer.Option(_SHARED / "benchmark" / "elitr-dev", help="ELITR dev meetings (delegate-bench/1)."),
+    folds: Path = typer.Option(Path("reports/floor/report/folds"), help="The next-speaker folds of `turn-taking --report`."),
+    rows: Path = typer.Option(Path("reports/floor/rows.npz"), help="The next-speaker rows of `turn-taking --rows` (for the QMSum-only model)."),
+    out: Path = typer.Option(Path("reports/floor-readers"), help="Folder for the report, the rebuilt rows (kept: a rerun reuses them) and the folds."),
+    jobs: int = typer.Option(2, min=1, help="Processes rebuilding the labelled moments' rows."),
+    seed: int = typer.Option(0),
+) -> None:
+    """Boost the next-speaker trees on the careful readers' labels; compare trees, text model and stack, held out per ELITR meeting."""
+    from training import floor_readers as fr
+
+    for option, path in (("--labels", labels), ("--key", key), ("--rows", rows)):
+        if path is not None and not path.is_file():
+            raise typer.BadParameter(f"{path} is not a file; point {option} at it")
+    for option, folder in (("--qmsum", qmsum), ("--elitr", elitr), ("--folds", folds)):
+        if not folder.is_dir():
+            raise typer.BadParameter(f"{folder} is not a folder; point {option} at it")
+    typer.echo(json.dumps(fr.run(labels, key, qmsum, elitr, folds, rows, out, seed, jobs), indent=1, default=fr.nan_none))
 
 
 if __name__ == "__main__":

@@ -71,6 +71,7 @@ async def from_log(store: Store, key: str, meeting_id: str) -> PastMeeting | Non
         last_activity=events[-1].ts,
         ended=rebuilt.ended,
         approval=spec.approval,
+        speaking=spec.principal.speaking,
         admission=rebuilt.admission or "in_meeting",
         background=_background(spec.principal, p.get("private_items", 0), p.get("private_at")),
     )

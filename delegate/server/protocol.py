@@ -16,7 +16,15 @@ from delegate import models
 from delegate.ask.base import Answer, Audience
 from delegate.extras import missing_extra
 from delegate.field_hints import did_you_mean, field_names
-from delegate.models import BackgroundItem, Decision, Profile, ProposedAction, Utterance, UtteranceId
+from delegate.models import (
+    BackgroundItem,
+    Decision,
+    Profile,
+    ProposedAction,
+    Speaking,
+    Utterance,
+    UtteranceId,
+)
 
 MEETING_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}")
 """A meeting id, to be used with `fullmatch` (`$` would let a trailing newline through)."""
@@ -101,6 +109,12 @@ class ProtocolError(Exception):
         super().__init__(f"{code}: {self.detail}")
 
 
+def check_meeting_id(meeting_id: str) -> None:
+    """Raises `bad_meeting_id` unless the whole of `meeting_id` is a meeting id (a path's, once decoded)."""
+    if not MEETING_ID.fullmatch(meeting_id):
+        raise ProtocolError(ErrorCode.bad_meeting_id)
+
+
 def unavailable(error: ModuleNotFoundError, code: ErrorCode) -> ProtocolError:
     """A feature whose extra is not installed: the client is told which one, in one sentence."""
     missing = missing_extra(error)
@@ -155,9 +169,15 @@ class MeetingSpec(_Message):
     """Engine name; default: the server's `DELEGATE_ENGINE`."""
     approval: Approval = "none"
     """What waits for the principal's approval before the bot's client gets it."""
+    speaking: Speaking | None = None
+    """How forward the delegate is in this meeting (`addressed`, `balanced`, `forward`); default: the brief's."""
     admission: Literal["joining", "in_meeting"] = "in_meeting"
     """Where the bot starts: `joining` for a bot a meeting-bot service is still bringing in (it reports each
     step with `admission` frames); `in_meeting` for a client that is in the meeting already."""
+
+    def delegated(self) -> Profile:
+        """The principal the delegate stands in for here: the meeting's speaking level, if it sets one, over the brief's."""
+        return self.principal if self.speaking is None else self.principal.model_copy(update={"speaking": self.speaking})
 
     def all_attendees(self) -> list[str]:
         """The attendees, the principal always among them, listed or not."""
@@ -241,6 +261,8 @@ class Join(_Message):
     engine: str | None = None
     approval: Approval | None = None
     """Starting a meeting: its approval setting (default `none`); resuming: must match it, if given."""
+    speaking: Speaking | None = None
+    """Starting a meeting: how forward the delegate is in it (default: the brief's `speaking`, itself `balanced`)."""
     last_utterance_id: UtteranceId | None = None
     """Resume: the last utterance id this client sent before it lost the connection."""
     voice: bool | None = None
@@ -258,6 +280,7 @@ class Join(_Message):
             names=self.names,
             engine=self.engine,
             approval=self.approval or "none",
+            speaking=self.speaking,
             admission=self.admission or "in_meeting",
         )
 
@@ -613,6 +636,8 @@ class MeetingInfo(_Outbound):
     ended: bool = False
     """The meeting is over (left or idle): served from the audit log."""
     approval: Approval = "none"
+    speaking: Speaking = Speaking.balanced
+    """How forward the delegate is in this meeting (its own setting, else the brief's)."""
     admission: AdmissionState = "in_meeting"
     bot: BotStatus | None = None
     """The bot this server hosts for the meeting (`POST /v1/meetings/{id}/attend`), if any."""
@@ -651,7 +676,9 @@ def field_hint(error: Any) -> str:
 
 
 def _first_error(err: ValidationError) -> str:
-    e = err.errors(include_url=False)[0]
+    errors = err.errors(include_url=False)
+    # A misspelt field also leaves the one meant missing: name the misspelling, which says both.
+    e = next((e for e in errors if field_hint(e)), errors[0])
     loc = ".".join(str(p) for p in e["loc"] if p not in CLIENT_TYPES) or "(message)"
     return f"{loc}: {e['msg']}{field_hint(e)}"
 

@@ -99,7 +99,7 @@ class MeetingSession:
         self.core = MeetingCore(
             meeting_id=meeting_id,
             audit_id=audit_id or meeting_id,
-            principal=spec.principal,
+            principal=spec.delegated(),
             # A live meeting happens today: due dates count from it.
             state=MeetingState(
                 meeting_id=meeting_id, attendees=spec.all_attendees(), names=dict(spec.names),
@@ -333,6 +333,7 @@ class MeetingSession:
             created_at=self.created_at,
             last_activity=self.last_activity,
             approval=self.approval,
+            speaking=self.principal.speaking,
             admission=self.admission.state,
             background=BackgroundView.of(self.principal.background),
         )
@@ -387,12 +388,14 @@ class MeetingSession:
         await self.audio.feed(pcm)
 
     async def _on_join(self, message: Join, conn: Connection) -> None:
-        if message.principal is not None and message.principal != self.principal:
+        if message.principal is not None and message.principal != self._spec.principal:
             raise ProtocolError(ErrorCode.conflict, f"This meeting's principal is {self.principal.name!r}.")
         if message.engine is not None and message.engine != self.engine.name:
             raise ProtocolError(ErrorCode.conflict, f"This meeting's engine is {self.engine.name!r}.")
         if message.approval is not None and message.approval != self.approval:
             raise ProtocolError(ErrorCode.conflict, f"This meeting's approval is {self.approval!r}.")
+        if message.speaking is not None and message.speaking != self.principal.speaking:
+            raise ProtocolError(ErrorCode.conflict, f"This meeting's speaking level is {self.principal.speaking.value!r}.")
         async with self.core.inbound:
             self.core.still_open()
             await self.outbox.audit(

@@ -186,8 +186,7 @@ async def test_first_frame_must_be_join_on_a_new_meeting(server: LiveServer) -> 
 
 async def test_bad_meeting_id_is_refused(server: LiveServer) -> None:
     async with await open_ws(server, "a%20b") as ws:
-        await send(ws, {"type": "join", "principal": ALICE})
-        await expect_error(ws, "bad_meeting_id")
+        await expect_error(ws, "bad_meeting_id")  # on connecting: no frame can make a meeting of it
 
 
 async def test_invalid_utf8_closes_the_connection_but_the_session_survives(server: LiveServer) -> None:

@@ -246,7 +246,11 @@
     };
     const label = $("f-label").value.trim();
     if (label) principal.label = label;
-    const spec = { principal, attendees, names, approval: form.querySelector("input[name=approval]:checked").value };
+    const spec = {
+      principal, attendees, names,
+      approval: form.querySelector("input[name=approval]:checked").value,
+      speaking: form.querySelector("input[name=speaking]:checked").value,
+    };
     const meetingId = $("f-meeting-id").value.trim();
     if (meetingId) spec.meeting_id = meetingId;
     const engine = $("f-engine").value;
@@ -304,7 +308,7 @@
     let problems = (error.body?.fields || []).map((f) => [f.loc, f.message]);
     if (!problems.length) {
       const m = detail.match(/^([^:]+): ([\s\S]*)$/);
-      if (m && /^(principal|attendees|names|meeting_id|engine|approval)\b/.test(m[1])) problems = [[m[1], m[2]]];
+      if (m && /^(principal|attendees|names|meeting_id|engine|approval|speaking)\b/.test(m[1])) problems = [[m[1], m[2]]];
       else if (code === "bad_engine") problems = [["engine", detail]];
       else if (code === "conflict" || code === "bad_meeting_id") problems = [["meeting_id", detail]];
     }
@@ -660,6 +664,8 @@
     if (info?.principal) bits.push(`For ${info.principal}`);
     if (info?.engine) bits.push(`engine ${info.engine}`);
     if (approval) bits.push(`approval: ${approval}`);
+    const speaking = M.info?.speaking || M.brief?.speaking;
+    if (speaking) bits.push(`speaking: ${speaking}`);
     bits.push(`${M.utterances.size || info?.utterances || 0} utterances`);
     $("m-meta").textContent = bits.join(" · ");
   }
