@@ -68,6 +68,10 @@ class Settings(BaseSettings):
     max_body_bytes: int = Field(default=256 * 1024, ge=1024)
     """Largest REST request body; larger ones get 413 `too_large`."""
     max_background_items: int = Field(default=100, ge=0)
+    public_url: str | None = None
+    """`DELEGATE_PUBLIC_URL`: this server's address as a meeting-bot service reaches it (e.g.
+    https://delegate.example.com), for the bots it hosts (`POST /v1/meetings/{id}/attend`): their webhooks and
+    audio come to `<public_url>/v1/bots/...`. Unset: the server hosts no bot, and says so."""
     sources_dir: Path | None = None
     """The principal's workplace exports (Slack, mail, calendar, ... : docs/sources.md) that the console may
     draft a brief from (`POST /v1/briefs`). Only this folder is read, never a path a client names; unset,

@@ -10,9 +10,9 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import socket
-from collections.abc import Awaitable, Callable, Iterable, Mapping
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Mapping
 from dataclasses import dataclass
-from typing import Any, Literal, Protocol
+from typing import Any, Protocol
 
 import uvicorn
 from starlette.applications import Starlette
@@ -21,9 +21,9 @@ from delegate.client import DelegateClient, create_meeting
 from delegate.integrations.bridge import MeetingBridge
 from delegate.integrations.speakers import Roster
 from delegate.models import Profile
-from delegate.server.protocol import AdmissionState
+from delegate.server.protocol import AdmissionState, Via
 
-Via = Literal["attendee", "recall"]
+__all__ = ["Attended", "BotService", "Via", "attend", "run_bot", "serving"]
 
 
 class BotService(Protocol):
@@ -96,33 +96,78 @@ async def attend(
     created = await create_meeting(
         delegate_url, principal, token=token, meeting_id=meeting_id, attendees=listed, admission="joining"
     )
+
+    @contextlib.asynccontextmanager
+    async def exposed(app: Starlette) -> AsyncIterator[str]:
+        async with serving(app, host, port) as bound:
+            yield public_url(bound) if callable(public_url) else public_url
+
+    return await run_bot(
+        meeting_url, service, delegate_url=delegate_url, meeting_id=created.meeting_id, bot_token=created.bot_token,
+        bot_name=f"{principal.name} (AI delegate)", attendees=listed, expose=exposed, minutes=minutes,
+        on_started=on_started, end_on_failure=True,
+    )
+
+
+async def run_bot(
+    meeting_url: str,
+    service: Callable[[MeetingBridge], BotService],
+    *,
+    delegate_url: str,
+    meeting_id: str,
+    bot_token: str | None,
+    bot_name: str,
+    expose: Callable[[Starlette], contextlib.AbstractAsyncContextManager[str]],
+    attendees: Iterable[str] = (),
+    minutes: float | None = None,
+    on_started: Callable[[str, str], Awaitable[None] | None] | None = None,
+    on_bridge: Callable[[MeetingBridge], None] | None = None,
+    leave: asyncio.Event | None = None,
+    end_on_failure: bool = False,
+) -> Attended:
+    """The bridge of a meeting already open on the delegate server (`attend` from here, or the server itself for
+    the console): joins it with its `bot_token`, serves the service's routes where `expose(app)` puts them (it
+    yields their public base URL), asks for the bot and runs until the bot is removed, the meeting ends, `leave`
+    is set or `minutes` pass; then asks the service to take the bot out. `end_on_failure`: a bot the service
+    would not send ends the delegate's meeting too (else the meeting stays open for another try)."""
     bridge: MeetingBridge
     stream_url = "ws" + delegate_url.removeprefix("http") if delegate_url.startswith("http") else delegate_url
     client = DelegateClient(
-        stream_url, created.meeting_id, token=created.bot_token, voice=None,  # spoken replies where the server can speak
+        stream_url, meeting_id, token=bot_token, voice=None,  # spoken replies where the server can speak
         on_message=lambda m: bridge.on_message(m),
     )
-    bot_name = f"{principal.name} (AI delegate)"
-    bridge = MeetingBridge(link=client, roster=Roster(listed, own_name=bot_name))
+    bridge = MeetingBridge(link=client, roster=Roster(list(attendees), own_name=bot_name))
+    if on_bridge is not None:
+        on_bridge(bridge)
     side = service(bridge)
     try:
-        async with serving(side.app(), host, port) as bound, client:
-            base = public_url(bound) if callable(public_url) else public_url
+        async with expose(side.app()) as base, client:
             try:
                 bot_id = await side.start(meeting_url, bot_name, base.rstrip("/"))
             except Exception:
-                await client.leave("the service did not send its bot")  # the meeting does not wait for a bot
+                if end_on_failure:
+                    await client.leave("the service did not send its bot")  # the meeting does not wait for a bot
                 raise
             if on_started is not None:
-                outcome = on_started(created.meeting_id, bot_id)
+                outcome = on_started(meeting_id, bot_id)
                 if asyncio.iscoroutine(outcome):
                     await outcome
             try:
-                await asyncio.wait_for(bridge.ended.wait(), minutes * 60 if minutes else None)
+                await asyncio.wait_for(_first(bridge.ended, leave), minutes * 60 if minutes else None)
             except TimeoutError:
                 pass
             finally:
                 await side.leave()
     finally:
         await side.aclose()
-    return Attended(created.meeting_id, bot_id, bridge.admission_state, len(bridge.heard_ids) + bridge.transcribed)
+    return Attended(meeting_id, bot_id, bridge.admission_state, len(bridge.heard_ids) + bridge.transcribed)
+
+
+async def _first(*events: asyncio.Event | None) -> None:
+    """Until one of `events` is set."""
+    waits = [asyncio.ensure_future(e.wait()) for e in events if e is not None]
+    try:
+        await asyncio.wait(waits, return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        for w in waits:
+            w.cancel()

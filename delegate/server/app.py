@@ -29,7 +29,7 @@ from delegate.config import Settings, load_settings
 from delegate.decide import check_engine
 from delegate.logs import configure_logging
 from delegate.models import MAX_UTTERANCE_ID, Decision, ProposedAction
-from delegate.server import console, history, roles
+from delegate.server import bots, console, history, roles
 from delegate.server.auth import Auth, Credential, audit_id, check_binding, client_id, owner_key
 from delegate.server.components import Components, Service
 from delegate.server.history import PastMeeting
@@ -38,6 +38,8 @@ from delegate.server.metrics import CONTENT_TYPE, Metrics
 from delegate.server.protocol import (
     MEETING_ID,
     AskRequest,
+    AttendRequest,
+    BotStatus,
     BriefAttendee,
     BriefDraft,
     BriefRequest,
@@ -84,6 +86,7 @@ _HTTP_STATUS = {
     ErrorCode.bad_meeting_id: 422,
     ErrorCode.too_large: 413,
     ErrorCode.too_many: 429,
+    ErrorCode.not_configured: 503,
 }
 SWITCH_INTERVAL_S = 0.001
 SSE_PING_S = 15.0
@@ -224,6 +227,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         sessions=sessions,
         sockets=SocketCounter(settings.max_sockets_per_token),
     )
+    hosted = bots.HostedBots(settings.public_url, bots.ServiceKeys())
 
     @contextlib.asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
@@ -239,6 +243,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
             try:
                 yield
             finally:
+                await hosted.stop_all()
                 reaper.cancel()
                 # Stopping ends no meeting: each resumes from its log, after a restart or on another process.
                 await sessions.suspend_all("server_stopped")
@@ -252,6 +257,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     # Swagger UI and ReDoc assets come from the fastapi-offline package: `/docs` works with no CDN in reach.
     app: FastAPI = FastAPIOffline(title="Meeting Delegate", version=__version__, lifespan=lifespan)
     app.state.service = svc
+    app.state.bots = hosted
     app.add_middleware(BodyLimit, max_bytes=settings.max_body_bytes)
 
     @app.exception_handler(ProtocolError)
@@ -287,6 +293,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         return await http_exception_handler(request, exc)
 
     console.mount(app)
+    app.mount(bots.MOUNT, hosted)  # the meeting-bot services' webhooks and audio: signed by them, no bearer token
 
     @app.get("/healthz")
     async def healthz() -> JSONResponse:
@@ -353,8 +360,20 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         )
 
     @app.get("/v1/meetings/{meeting_id}")
-    async def meeting(found: OwnedMeeting) -> MeetingInfo:
-        return found.info()
+    async def meeting(found: OwnedMeeting, credential: MeetingCredential) -> MeetingInfo:
+        info = found.info()
+        bot = hosted.status(credential.owner, info.meeting_id)
+        return info if bot is None else info.model_copy(update={"bot": bot})
+
+    @app.post("/v1/meetings/{meeting_id}/attend", status_code=202)
+    async def attend(body: AttendRequest, request: Request, caller: Caller, session: OwnedSession) -> BotStatus:
+        """Send a meeting-bot service's bot into the call; this server runs its bridge (docs/meetings.md)."""
+        return await hosted.start(session, body, _own_url(request), svc.auth.bot_token(caller, session.meeting_id))
+
+    @app.delete("/v1/meetings/{meeting_id}/attend")
+    async def leave_call(meeting_id: str, caller: Caller) -> BotStatus:
+        """Ask the hosted bot to leave the call (the meeting ends with it, as when the call ends)."""
+        return await hosted.ask_to_leave(caller, meeting_id)
 
     @app.get("/v1/meetings/{meeting_id}/decisions")
     async def decisions(found: OwnedMeeting, credential: MeetingCredential) -> list[Decision]:
@@ -427,6 +446,15 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     return app
 
 
+def _own_url(request: Request) -> str:
+    """This process as its own hosted bridges reach it: the address the request came in on (never a proxy's)."""
+    server = request.scope.get("server")
+    if not server or server[1] is None:
+        raise ProtocolError(ErrorCode.not_configured, "The server listens on no TCP address a bridge can reach.")
+    host, port = server
+    return f"http://[{host}]:{port}" if ":" in host else f"http://{host}:{port}"
+
+
 _AUDIT_FIELDS = {"seq", "ts", "meeting_id", "kind", "utterance_id", "payload"}
 
 
@@ -482,8 +510,9 @@ def uvicorn_config(app: FastAPI, settings: Settings, host: str, port: int) -> uv
 
 
 class Server(uvicorn.Server):
-    """uvicorn's server, ending the watchers' event streams first when it stops: uvicorn waits for every open
-    response before the app's own shutdown, and an event stream does not end by itself."""
+    """uvicorn's server, taking its hosted bots out of their calls and ending the watchers' event streams first
+    when it stops: uvicorn waits for every open response before the app's own shutdown, and an event stream does
+    not end by itself."""
 
     ready_line: str | None = None
     """Printed once the app has started (`delegate serve`'s "listening on ..."): uvicorn says nothing of the
@@ -495,7 +524,11 @@ class Server(uvicorn.Server):
             print(self.ready_line, flush=True)
 
     async def shutdown(self, sockets: list[socket.socket] | None = None) -> None:
-        service = getattr(getattr(self.config.app, "state", None), "service", None)
+        state = getattr(self.config.app, "state", None)
+        hosted = getattr(state, "bots", None)
+        if isinstance(hosted, bots.HostedBots):
+            await hosted.stop_all()  # before uvicorn closes their streams to this server
+        service = getattr(state, "service", None)
         if isinstance(service, Service):
             service.sessions.end_watching()
         await super().shutdown(sockets)

@@ -57,6 +57,7 @@ class ErrorCode(StrEnum):
     voice_not_supported = "voice_not_supported"
     not_pending = "not_pending"
     private_text = "private_text"
+    not_configured = "not_configured"
     internal = "internal"
 
 
@@ -93,6 +94,7 @@ ERROR_TEXT: dict[ErrorCode, str] = {
     ErrorCode.voice_not_supported: "This server cannot speak (no text-to-speech installed); replies come as text only.",
     ErrorCode.not_pending: "This speech is no longer pending: it was approved, rejected or expired.",
     ErrorCode.private_text: "The text gives away an item the principal marked private; nothing was sent.",
+    ErrorCode.not_configured: "This server is not set up for that: a setting is missing (the detail names it).",
     ErrorCode.internal: "The server failed on this message; the session goes on.",
 }
 
@@ -367,6 +369,25 @@ class AskRequest(_Message):
     credential (a bot token is answered `forbidden`)."""
 
 
+Via = Literal["attendee", "recall"]
+"""The meeting-bot services the delegate has a bridge to."""
+
+BotState = Literal["requested", "waiting_room", "in_meeting", "removed", "ended", "failed"]
+"""Where a bot the server hosts stands: asked for (the service is bringing it in), waiting to be admitted, in the
+meeting, removed, gone (the meeting ended or it was asked to leave), or `failed` (the detail says why)."""
+
+
+class AttendRequest(_Message):
+    """`POST /v1/meetings/{id}/attend` body: send a meeting-bot service's bot into the call for this meeting; the
+    server runs its bridge. The service's keys are the server's (its environment), never the request's."""
+
+    meeting_url: str = Field(min_length=8, max_length=2000, pattern=r"^https://\S+$")
+    """The Zoom, Meet or Teams meeting's link."""
+    via: Via
+    listen: Literal["audio", "transcript"] = "audio"
+    """Attendee only: the meeting's audio into the delegate's own recogniser (`audio`), or Attendee's transcript."""
+
+
 class Ask(AskRequest):
     """A question about the meeting so far, answered by an `answer` frame carrying the same `id`."""
 
@@ -558,9 +579,27 @@ class Live(_Outbound):
     meeting_id: str
 
 
+class BotStatus(_Outbound):
+    """A bot the server hosts for the meeting (`POST /v1/meetings/{id}/attend`), as it stands."""
+
+    via: Via
+    state: BotState
+    detail: str = ""
+    """One line: why it failed or left, or the service's own state."""
+    bot_id: str | None = None
+    """The service's id of the bot, once the service made it."""
+
+
+class BotEvent(BotStatus):
+    """To watchers: the hosted bot's state changed (its steps in the meeting also come as `admission`)."""
+
+    type: Literal["bot"] = "bot"
+    meeting_id: str
+
+
 WatchEvent = (
     UtteranceEvent | DecisionMessage | SpeechPending | SpeechResolved | ActionMessage | MeetingEnded | Live
-    | AdmissionEvent | DisclosureMessage
+    | AdmissionEvent | DisclosureMessage | BotEvent
 )
 
 
@@ -600,6 +639,8 @@ class MeetingInfo(_Outbound):
     speaking: Speaking = Speaking.balanced
     """How forward the delegate is in this meeting (its own setting, else the brief's)."""
     admission: AdmissionState = "in_meeting"
+    bot: BotStatus | None = None
+    """The bot this server hosts for the meeting (`POST /v1/meetings/{id}/attend`), if any."""
     background: list[BackgroundView] | None = None
     """The principal's background in its order (`used_background` indexes it), private items as blanks;
     None for a meeting logged before the positions of its private items were recorded."""

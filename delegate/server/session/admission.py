@@ -47,6 +47,18 @@ class AdmissionDesk:
             await self._disclose()
         return True
 
+    async def expect_bot(self, detail: str) -> None:
+        """The principal sent a bot (the server hosts it): back to `joining`, whatever an earlier bot reported, so
+        that the delegate keeps silent until this one is in, and then says what it is."""
+        if self.state == "joining":
+            return
+        previous, self.state = self.state, "joining"
+        self.followed = True
+        self.disclosed = False
+        await self._outbox.audit(AuditKind.admission, self._core.state.last_id, state="joining", previous=previous, detail=detail)
+        self._outbox.publish(AdmissionEvent(meeting_id=self._core.meeting_id, state="joining", detail=detail))
+        self._core.log.info("admission", state="joining", previous=previous)
+
     async def _disclose(self) -> None:
         self.disclosed = True
         text = disclosure_for(self._core.principal, self._core.state.quotable())

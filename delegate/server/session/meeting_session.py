@@ -426,6 +426,12 @@ class MeetingSession:
             "joined", resume=message.last_utterance_id is not None, last_utterance_id=self.state.last_id
         )
 
+    async def expect_bot(self, detail: str) -> None:
+        """A bot hosted by the server is on its way in: the delegate waits for its admission (`AdmissionDesk`)."""
+        async with self.core.inbound:
+            self.core.still_open()
+            await self.admission.expect_bot(detail)
+
     async def _on_admission(self, message: Admission) -> None:
         """The bot's admission changed; removed from the meeting, or the meeting ended: the delegate leaves."""
         async with self.core.inbound:
