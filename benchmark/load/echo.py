@@ -1,8 +1,8 @@
 """The limit the server is measured against: a bare uvicorn WebSocket server that answers the load client's
 frames with frames of the same shape and size, and decides nothing.
 
-It speaks as much of the protocol as `benchmark.load` needs: `join` gets an `ack`, each `utterance` a
-`decision` frame (a real decision's fields, silent), `leave` ends the stream; `/metrics` gives the process's
+It speaks as much of the protocol as `benchmark.load` needs: `join` gets an `ack`, each `utterance` an `ack`
+and a `decision` frame (a real decision's fields, silent), `leave` ends the stream; `/metrics` gives the process's
 CPU and memory as the server's does, `/healthz` says it is up. Its CPU per utterance is what the WebSocket
 transport, the JSON and the event loop cost with nothing else: `python -m benchmark.load --echo`.
 
@@ -71,6 +71,9 @@ def create_echo_app() -> FastAPI:
                     case "join":
                         await ws.send_text(json.dumps({"type": "ack", "of": "join", "meeting_id": meeting_id}))
                     case "utterance":
+                        # As the server: the utterance's ack, then its decision.
+                        ack = {"type": "ack", "of": "utterance", "meeting_id": meeting_id, "utterance_id": frame["id"]}
+                        await ws.send_text(json.dumps(ack))
                         decision["decision"]["utterance_id"] = frame["id"]  # type: ignore[index]
                         await ws.send_text(json.dumps(decision))
                     case _:
