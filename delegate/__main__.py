@@ -73,7 +73,7 @@ def serve(
     """Run the WebSocket/REST service with uvicorn."""
     settings = _settings(engine=engine, data_dir=data_dir, db_path=db)
     if workers:
-        from delegate.server.workers import run_workers
+        from delegate.server.fleet.workers import run_workers
 
         run_workers(host or settings.host, port or settings.port, workers, settings)
         return

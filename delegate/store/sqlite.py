@@ -243,8 +243,9 @@ class SQLiteStore:
         try:
             while not self._stop.wait(CHECKPOINT_S):
                 # PASSIVE: copies what no reader still needs, never blocks the writer; the log starts over
-                # from its beginning once it has all been copied.
-                conn.execute("PRAGMA wal_checkpoint(PASSIVE)")
+                # from its beginning once it has all been copied. One that cannot run now runs next time.
+                with contextlib.suppress(sqlite3.OperationalError):
+                    conn.execute("PRAGMA wal_checkpoint(PASSIVE)")
             conn.execute("PRAGMA wal_checkpoint(PASSIVE)")
         finally:
             conn.close()

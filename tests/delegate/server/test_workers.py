@@ -17,7 +17,7 @@ import pytest
 from websockets.asyncio.client import ClientConnection, connect
 from websockets.exceptions import ConnectionClosed
 
-from delegate.server.workers import find_haproxy
+from delegate.server.fleet.haproxy import find_haproxy
 from testkit.cluster import free_port
 from testkit.live import ALICE, join, recv, say
 
