@@ -67,11 +67,20 @@ def serve(
     engine: str = _ENGINE,
     data_dir: Path = _DATA_DIR,
     db: Path = _DB,
+    workers: int = typer.Option(
+        0, "--workers", min=0, help="Run this many server processes behind HAProxy on this machine, each meeting pinned to one by its id (needs DELEGATE_DATABASE_URL and haproxy; 0: one process)."
+    ),
 ) -> None:
     """Run the WebSocket/REST service with uvicorn; prints the address it listens on and the console's."""
+    settings = _settings(engine=engine, data_dir=data_dir, db_path=db)
+    if workers:
+        from delegate.server.fleet.workers import run_workers
+
+        run_workers(host or settings.host, port or settings.port, workers, settings)
+        return
     from delegate.server.app import run
 
-    run(host=host, port=port, settings=_settings(engine=engine, data_dir=data_dir, db_path=db))
+    run(host=host, port=port, settings=settings)
 
 
 @app.command()

@@ -45,6 +45,9 @@ class Settings(BaseSettings):
     release_seconds: float = Field(default=5.0, gt=0)
     """With PostgreSQL: a meeting with no connection for this long is let go (not ended), so that its client,
     routed to another process, can resume it there."""
+    takeovers_at_once: int = Field(default=2, ge=1)
+    """Meetings this process rebuilds from the log at the same time; more wait their turn. When a process dies
+    its meetings all come to the others at once: a bound keeps the rebuilds from starving the live meetings."""
     approval_timeout_s: float = Field(default=30.0, gt=0)
     """A speech held for the principal's approval (meeting `approval: speech|all`) expires after this."""
     watch_queue_events: int = Field(default=1000, ge=1)

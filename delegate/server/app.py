@@ -218,6 +218,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         voice=parts.voice,
         approval_timeout_s=settings.approval_timeout_s,
         watch_limit=settings.watch_queue_events,
+        takeovers_at_once=settings.takeovers_at_once,
     )
     svc = Service(
         settings=settings,

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import json
 import re
@@ -693,6 +694,11 @@ def _check_encodable(raw: Any) -> None:
 
 def parse_client_message(text: str) -> ClientMessage:
     """One text frame (decoded from valid UTF-8) as a client message, or a ProtocolError naming what is wrong."""
+    if "\\u" not in text:
+        # A good frame is read once, straight from its text; any other goes the long way below, which names
+        # what is wrong (and checks escapes): the same message or the same error either way.
+        with contextlib.suppress(ValidationError):
+            return _client_adapter.validate_json(text)
     try:
         raw = json.loads(text)
     except (json.JSONDecodeError, RecursionError) as e:

@@ -427,7 +427,7 @@ async def test_health_fails_when_the_audit_log_cannot_be_written(server: LiveSer
     async with httpx.AsyncClient(base_url=server.url) as http:
         assert (await http.get("/healthz")).status_code == 200
         store = server.server.config.app.state.service.store
-        store._queue.put(None)  # what a dead writer thread looks like from outside
+        store._stop.set()  # what a dead checkpointer thread looks like from outside
         await asyncio.to_thread(store._thread.join, 5)
         down = await http.get("/healthz")
     assert down.status_code == 503 and down.json()["status"] == "audit_log_down"
