@@ -53,8 +53,8 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from rich.console import Console
 from rich.table import Table
 
+from benchmark.llm.run import DEFAULT_CACHE, DEFAULT_CONCURRENCY, LLMRun
 from benchmark.scoring.data import FIXTURES, BenchDataError, BenchMeeting, load
-from benchmark.scoring.llm_run import DEFAULT_CACHE, DEFAULT_CONCURRENCY, LLMRun
 from delegate.actions import ActionExtractor, due_date
 from delegate.config import Settings, load_settings
 from delegate.extras import run_cli

@@ -24,8 +24,8 @@ import typer
 from pydantic import BaseModel, ConfigDict
 
 from benchmark.answer_judge import AnswerJudge, agreement, feature_matrix, held_out, load_graded
+from benchmark.llm.run import DEFAULT_CACHE, DEFAULT_CONCURRENCY, LLMRun
 from benchmark.scoring.data import BenchDataError, load
-from benchmark.scoring.llm_run import DEFAULT_CACHE, DEFAULT_CONCURRENCY, LLMRun
 from delegate.ask import build_asker
 from delegate.ask.base import Answer, Asker
 from delegate.ask.commitments import Commitments

@@ -17,10 +17,10 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
+from benchmark.llm.run import DEFAULT_CACHE, DEFAULT_CONCURRENCY, LLMRun
 from benchmark.scoring import metrics, report
 from benchmark.scoring.data import FIXTURES, BenchDataError, BenchMeeting, Case, load
 from benchmark.scoring.judge import Judge, JudgeInput, Judgement, OfflineJudge
-from benchmark.scoring.llm_run import DEFAULT_CACHE, DEFAULT_CONCURRENCY, LLMRun
 from benchmark.scoring.report import pct
 from benchmark.scoring.runner import CaseResult, StreamResult, run_case, run_stream
 from benchmark.scoring.variants import GarbleSource
@@ -29,7 +29,7 @@ from delegate.config import ConfigError, Settings
 from delegate.decide import ENGINE_NAMES, build_engine
 from delegate.decide.base import Engine
 from delegate.decide.cues import RULES, Rules
-from delegate.decide.selector import AnswerSelector
+from delegate.decide.reply.selector import AnswerSelector
 from delegate.decide.speaking import SpeakingAt
 from delegate.decide.turn_taking import TurnTakingModel
 from delegate.extras import run_cli
@@ -115,7 +115,7 @@ RULES_OFF = ("addressed-elsewhere", "partner", "nothing-fits")
 @contextmanager
 def nothing_fits_off(off: bool) -> Iterator[None]:
     """With `off`, compose's floors are lowered for the run so that some item or intent is always said."""
-    from delegate.decide.compose import ComposeSettings
+    from delegate.decide.reply.compose import ComposeSettings
 
     kept = ComposeSettings.item_floor, ComposeSettings.intent_floor
     if off:

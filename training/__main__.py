@@ -179,7 +179,7 @@ def answer_selector(
                                "that the offline judge attributes to the expected points) or points (the item's sentences match one)."),
     seed: int = typer.Option(0),
 ) -> None:
-    """Fit the answer selector (delegate.decide.selector) and print its held-out figures."""
+    """Fit the answer selector (delegate.decide.reply.selector) and print its held-out figures."""
     from training.answer_selector import run
 
     if not elitr.is_dir():

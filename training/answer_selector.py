@@ -1,4 +1,4 @@
-"""Fit the answer selector (`delegate.decide.selector`) and report it held out by meeting.
+"""Fit the answer selector (`delegate.decide.reply.selector`) and report it held out by meeting.
 
 Training pairs, one row per (case, shareable background item):
 - ELITR dev matched cases: an item is a positive when one of its sayable sentences matches an expected point
@@ -23,10 +23,10 @@ import numpy as np
 from benchmark.scoring.data import BenchMeeting, load
 from benchmark.scoring.judge import JudgeInput, OfflineJudge
 from benchmark.scoring.runner import state_for
-from delegate.decide.compose import compose
 from delegate.decide.cues import Cue, current_talk
-from delegate.decide.phrasing import sayable, ticket_names
-from delegate.decide.selector import FEATURES, AnswerSelector, features
+from delegate.decide.reply.compose import compose
+from delegate.decide.reply.phrasing import sayable, ticket_names
+from delegate.decide.reply.selector import FEATURES, AnswerSelector, features
 from delegate.language.similarity import similarity
 from delegate.meeting import MeetingState
 from delegate.models import Profile, Scenario

@@ -22,9 +22,9 @@ from benchmark.scoring.data import BenchMeeting, load_meeting
 from benchmark.scoring.runner import state_for
 from benchmark.workplace.run import brief_for, briefed_meeting
 from benchmark.workplace.scenario import load_scenario
-from delegate.decide.compose import HOLDING_LINE
 from delegate.decide.local import LocalEngine
-from delegate.decide.plan import TurnKind, plan_for
+from delegate.decide.reply.compose import HOLDING_LINE
+from delegate.decide.reply.plan import TurnKind, plan_for
 from delegate.meeting import MeetingState
 from delegate.models import Profile, Utterance
 from delegate.sources.brief import Meeting, build_brief

@@ -11,7 +11,7 @@ import typer
 from benchmark.scoring.data import BenchDataError
 from benchmark.workplace.run import run
 from benchmark.workplace.scenario import load_scenario
-from delegate.decide.selector import AnswerSelector
+from delegate.decide.reply.selector import AnswerSelector
 from delegate.sources.items import SourceError
 
 cli = typer.Typer(rich_markup_mode=None, add_completion=False)

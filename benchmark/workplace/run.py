@@ -10,9 +10,9 @@ from benchmark.scoring.data import BenchMeeting, ProfileSpec
 from benchmark.scoring.judge import OfflineJudge
 from benchmark.scoring.runner import CaseResult, run_case
 from benchmark.workplace.scenario import Scenario
-from delegate.decide.compose import HOLDING_LINES
 from delegate.decide.local import LocalEngine
-from delegate.decide.selector import AnswerSelector
+from delegate.decide.reply.compose import HOLDING_LINES
+from delegate.decide.reply.selector import AnswerSelector
 from delegate.models import Profile
 from delegate.sources.brief import Brief, Meeting, build_brief
 from delegate.sources.folder import load_sources

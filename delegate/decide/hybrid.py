@@ -11,7 +11,7 @@ import time
 
 from delegate.decide.base import Engine
 from delegate.decide.llm import LLMEngine
-from delegate.decide.plan import TurnKind, plan_for
+from delegate.decide.reply.plan import TurnKind, plan_for
 from delegate.meeting import MeetingState
 from delegate.models import Decision, Profile, Scenario, Speaking
 

@@ -16,7 +16,7 @@ from pydantic import BaseModel, ConfigDict
 from delegate import guard
 from delegate.config import Settings
 from delegate.decide.base import Engine
-from delegate.decide.plan import plan_for
+from delegate.decide.reply.plan import plan_for
 from delegate.language.text import content_words
 from delegate.llm.client import LLMClient, LLMFailure, call_budget, chat_json, make_client
 from delegate.llm.prompts import (

@@ -11,12 +11,12 @@ import asyncio
 import time
 from collections.abc import Callable
 
-from delegate.decide.answers import Lookup
 from delegate.decide.cues import RULES, Rules, detect
-from delegate.decide.plan import plan_for
 from delegate.decide.reading import BatchedReading
-from delegate.decide.respond import respond
-from delegate.decide.selector import AnswerSelector
+from delegate.decide.reply.answers import Lookup
+from delegate.decide.reply.plan import plan_for
+from delegate.decide.reply.respond import respond
+from delegate.decide.reply.selector import AnswerSelector
 from delegate.decide.turn_taking import TurnTakingModel
 from delegate.language.deferred import NotReadYet, deferred
 from delegate.language.similarity import warm_up

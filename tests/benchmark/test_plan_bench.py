@@ -8,7 +8,7 @@ from collections import Counter
 from pathlib import Path
 
 from benchmark.plan.__main__ import LABELS, turns
-from delegate.decide.plan import TurnKind, plan_for
+from delegate.decide.reply.plan import TurnKind, plan_for
 
 
 def _rows() -> list[dict]:

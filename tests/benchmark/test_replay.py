@@ -130,7 +130,7 @@ def test_rules_off_ablates_held_out_and_names_the_rules_it_knows(tmp_path):
     from importlib import resources
 
     from benchmark.scoring.data import load
-    from delegate.decide.compose import ComposeSettings
+    from delegate.decide.reply.compose import ComposeSettings
 
     fixture = sorted(FIXTURES.glob("*.json"))[0]
     folds = tmp_path / "folds"

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from delegate.decide.selector import FEATURES
+from delegate.decide.reply.selector import FEATURES
 from training.answer_selector import Group, choose_threshold, fit, held_out, top1
 
 

@@ -14,7 +14,7 @@ from collections import deque
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Protocol
 
-from delegate.decide.compose import likely_openings
+from delegate.decide.reply.compose import likely_openings
 from delegate.models import UNKNOWN_SPEAKER, Decision
 from delegate.server.protocol import SpeechCancel, SpeechEnd, SpeechStart, UtteranceIn
 from delegate.server.session.core import MeetingCore

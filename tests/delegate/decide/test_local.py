@@ -1,6 +1,6 @@
 from delegate.decide import build_engine
-from delegate.decide.compose import HOLDING_LINE
 from delegate.decide.local import LocalEngine
+from delegate.decide.reply.compose import HOLDING_LINE
 from delegate.meeting import MeetingState
 from delegate.models import BackgroundItem, Profile, Scenario, Utterance
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from delegate.decide.plan import TurnKind, plan_for, read_turn
+from delegate.decide.reply.plan import TurnKind, plan_for, read_turn
 from delegate.meeting import MeetingState
 from delegate.models import Profile, Utterance
 

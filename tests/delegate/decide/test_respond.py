@@ -11,9 +11,9 @@ import pytest
 
 from delegate.actions.extractor import ActionExtractor
 from delegate.config import Settings
-from delegate.decide.compose import HOLDING_LINE, PRIVATE_LINE
 from delegate.decide.local import LocalEngine
-from delegate.decide.respond import NOTHING_MORE_LINE, PRESENT_LINE, acknowledgement
+from delegate.decide.reply.compose import HOLDING_LINE, PRIVATE_LINE
+from delegate.decide.reply.respond import NOTHING_MORE_LINE, PRESENT_LINE, acknowledgement
 from delegate.meeting import MeetingState
 from delegate.models import BackgroundItem, Decision, Profile, Utterance
 from testkit.live import join, open_ws, say, start_server

@@ -7,9 +7,9 @@ import dataclasses
 import numpy as np
 import pytest
 
-from delegate.decide.compose import compose
 from delegate.decide.cues import Cue
-from delegate.decide.selector import FEATURES, AnswerSelector, features, shipped
+from delegate.decide.reply.compose import compose
+from delegate.decide.reply.selector import FEATURES, AnswerSelector, features, shipped
 from delegate.meeting import MeetingState
 from delegate.models import BackgroundItem, Profile, Scenario, Utterance
 

@@ -14,11 +14,11 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from delegate.decide.cues import Cue
-from delegate.decide.phrasing import sayable, ticket_names
 from delegate.decide.relevance import Query, pair_score, rank_intents
-from delegate.decide.selector import FOR_A_QUESTION, AnswerSelector
-from delegate.decide.selector import shipped as shipped_selector
-from delegate.decide.spoken import spoken, unmask
+from delegate.decide.reply.phrasing import sayable, ticket_names
+from delegate.decide.reply.selector import FOR_A_QUESTION, AnswerSelector
+from delegate.decide.reply.selector import shipped as shipped_selector
+from delegate.decide.reply.spoken import spoken, unmask
 from delegate.language.questions import NUMBER, TEMPORAL, QuestionType, personal_matter, question_type
 from delegate.language.similarity import embedding
 from delegate.language.text import content_words
@@ -58,7 +58,7 @@ class ComposeSettings:
     """A second item joins the reply only when it answers the talk nearly as well as the first."""
     item_floor: float | None = None
     """Below this probability (of the best item answering the latest turn) nothing in the background answers
-    a cue; None: the answer selector's own fitted threshold (`delegate.decide.selector`)."""
+    a cue; None: the answer selector's own fitted threshold (`delegate.decide.reply.selector`)."""
     intent_floor = 0.30
     """Named or volunteering, an intent is raised only when the talk is about it (else a holding line or silence)."""
     already_said = 0.80

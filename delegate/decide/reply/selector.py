@@ -21,8 +21,8 @@ from pathlib import Path
 
 import numpy as np
 
-from delegate.decide.phrasing import sayable, ticket_names
 from delegate.decide.relevance import rank_background
+from delegate.decide.reply.phrasing import sayable, ticket_names
 from delegate.language.questions import NUMBER, TEMPORAL, QuestionType, question_type
 from delegate.language.similarity import embedding, word_overlap
 from delegate.language.text import content_words

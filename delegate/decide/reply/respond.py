@@ -15,13 +15,13 @@ from __future__ import annotations
 
 import re
 
-from delegate.decide.answers import Answer, Lookup, settle
-from delegate.decide.compose import HOLDING_LINES, PRIVATE_LINE, compose, holding_line
 from delegate.decide.cues import Cue, current_talk
-from delegate.decide.plan import Plan, TurnKind
 from delegate.decide.relevance import rank_background
-from delegate.decide.selector import AnswerSelector
-from delegate.decide.spoken import lower_first, spoken, unmask
+from delegate.decide.reply.answers import Answer, Lookup, settle
+from delegate.decide.reply.compose import HOLDING_LINES, PRIVATE_LINE, compose, holding_line
+from delegate.decide.reply.plan import Plan, TurnKind
+from delegate.decide.reply.selector import AnswerSelector
+from delegate.decide.reply.spoken import lower_first, spoken, unmask
 from delegate.meeting import MeetingState
 from delegate.models import Profile, Scenario
 

@@ -1,4 +1,4 @@
-"""`python -m benchmark.llm_speed`: what running calls side by side and caching them buys a benchmark of a model.
+"""`python -m benchmark.llm.speed`: what running calls side by side and caching them buys a benchmark of a model.
 
 A scripted OpenAI-compatible server on 127.0.0.1 answers every call after `--delay` seconds (a model's time).
 The same replay (`--engine llm --judge llm`, snapshot cases of the shipped fixtures) runs with `--concurrency 1`
