@@ -27,11 +27,12 @@ from delegate.decide.reply.compose import HOLDING_LINE
 from delegate.decide.reply.plan import TurnKind, plan_for
 from delegate.meeting import MeetingState
 from delegate.models import Profile, Utterance
+from delegate.resources import package_path
 from delegate.sources.brief import Meeting, build_brief
 from delegate.sources.example import EXAMPLE_EVENT, EXAMPLE_PRINCIPAL, example_folder
 from delegate.sources.folder import load_sources
 
-LABELS = Path(__file__).parent / "turns.jsonl"
+LABELS = package_path("benchmark.plan", "turns.jsonl")
 SHARED = Path("../shared/benchmark")
 NEVER_HELD = (TurnKind.thanks, TurnKind.presence, TurnKind.request, TurnKind.invitation)
 """Kinds of turn a person never answers with "I don't have that at hand"."""

@@ -33,7 +33,10 @@ def test_workplace_benchmark_writes_its_report_and_never_says_a_private_phrase(t
     assert report["speakable"]["replies"] == len(spoken)
     assert report["speakable"]["with_defect"] == sum(bool(x["speakable_defects"]) for x in spoken) == 0
     unanswerable = [x for x in lines if x["kind"] == "unanswerable"]
-    assert all(x["holding_line"] for x in unanswerable)
+    # An unanswerable question is never answered with something made up: held when the delegate takes it up. (At the
+    # `balanced` level an implicit one may be left to others: silence, which the report counts apart.)
+    assert unanswerable and all(x["holding_line"] for x in unanswerable if x["spoke"])
+    assert any(x["holding_line"] for x in unanswerable)
 
 
 def test_a_folder_that_is_not_a_scenario_is_one_line(tmp_path: Path) -> None:
