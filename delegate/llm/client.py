@@ -63,6 +63,7 @@ def api_key(settings: Settings) -> str:
 FORMATS = ("json_schema", "json_object with the schema", "json_object")
 """How an answer is bound, strictest first: OpenAI's structured outputs (OpenAI, vLLM, Ollama, llama.cpp's own
 server); a JSON object with the schema beside it (llama-cpp-python's server turns it into a grammar); a JSON object."""
+ATTEMPT_HEADER = "X-Delegate-Attempt"
 _LEVEL: weakref.WeakKeyDictionary[AsyncOpenAI, int] = weakref.WeakKeyDictionary()
 """Per client, the strictest format its server took: a refusal moves it down once, for every later call."""
 
@@ -198,7 +199,8 @@ async def chat_json(
                     on_request["requests"] += 1
                 try:
                     response = await _create(
-                        client, model, prompt, reply_type, max(deadline - loop.time(), 0.001), on_request, logger, max_tokens
+                        client, model, prompt, reply_type, max(deadline - loop.time(), 0.001), on_request, logger, max_tokens,
+                        attempt,
                     )
                     if not response.choices:
                         raise ValueError("answer without choices")
@@ -219,12 +221,16 @@ async def chat_json(
 
 async def _create(
     client: AsyncOpenAI, model: str, prompt: str, reply_type: type[T], timeout: float,
-    on_request: Counter[str] | None, logger: FilteringBoundLogger, max_tokens: int | None = None,
+    on_request: Counter[str] | None, logger: FilteringBoundLogger, max_tokens: int | None = None, attempt: int = 0,
 ) -> Any:
     """One request, its answer bound as strictly as the server allows; a server that refuses a format is asked again
     at once with the next one (`FORMATS`), and from then on."""
     messages: Any = [{"role": "user", "content": prompt}]
     limit: Any = {"max_tokens": max_tokens} if max_tokens is not None else {}
+    # A retry is another question: a benchmark's cache (delegate.llm.ledger) keys it apart, so the retry of an unusable
+    # answer is not answered by that same answer, and a re-run replays both.
+    if attempt:
+        limit["extra_headers"] = {ATTEMPT_HEADER: str(attempt)}
     while True:
         level = _LEVEL.get(client, 0)
         try:

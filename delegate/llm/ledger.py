@@ -79,12 +79,14 @@ class Ledger:
 
 
 def request_key(request: httpx.Request, body: bytes) -> str:
-    """The cache key of a request: its endpoint and its body, with keys sorted (the same call, however spelled)."""
+    """The cache key of a request: its endpoint, its body with keys sorted (the same call, however spelled), and which
+    attempt it is (a retry of an unusable answer must reach the server)."""
     try:
         canonical = json.dumps(json.loads(body), sort_keys=True, separators=(",", ":")).encode()
     except ValueError:
         canonical = body
-    return hashlib.sha256(f"{request.method} {request.url}\n".encode() + canonical).hexdigest()
+    attempt = request.headers.get("x-delegate-attempt", "0")
+    return hashlib.sha256(f"{request.method} {request.url} {attempt}\n".encode() + canonical).hexdigest()
 
 
 def retry_after_s(response: httpx.Response, attempt: int, rng: random.Random) -> float:

@@ -131,3 +131,21 @@ def test_rate_limits_are_waited_out_as_the_server_says(tmp_path):
     run = report["llm_run"]
     assert run["rate_limited"] == len(seen) > 0
     assert report["llm"]["llm_fallbacks"] == 0, "every call was answered after its wait"
+
+
+def test_a_retry_of_an_unusable_answer_reaches_the_server_and_a_rerun_replays_both(tmp_path):
+    asked: dict[str, int] = {}
+
+    def once_broken(prompt: str) -> str:
+        asked[prompt] = asked.get(prompt, 0) + 1
+        if '{"verdicts"' in prompt or '"points"' in prompt:
+            return script(prompt)
+        return "not json" if asked[prompt] == 1 else script(prompt)
+
+    with ScriptedOpenAI(once_broken) as server:
+        first = replay(tmp_path / "first", server, "--cache", str(tmp_path / "cache"), "--concurrency", "1")
+        assert first["llm"]["llm_fallbacks"] == 0, "each engine call's retry was asked of the server, not the cache"
+        server.reset()
+        again = replay(tmp_path / "again", server, "--cache", str(tmp_path / "cache"), "--concurrency", "1")
+        assert server.prompts == [] and again["llm"]["llm_fallbacks"] == 0
+    assert figures(again) == figures(first)
