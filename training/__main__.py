@@ -110,7 +110,7 @@ def floor_labels(
     elitr: Path = typer.Option(_SHARED / "benchmark" / "elitr-dev", help="ELITR dev meetings (delegate-bench/1)."),
     out: Path = typer.Option(Path("reports/floor-labels"), help="Folder for the rows, each fold's fine-tuned reader and report.json."),
     steps: int = typer.Option(60, min=1, help="Batches of 32 labelled moments each fold's reader is fine-tuned on."),
-    lr: float = typer.Option(3e-5, help="Learning rate of the reader's layers (its head's is 20 times it)."),
+    lr: float = typer.Option(1e-4, help="Learning rate of the reader's layers (its head's is 20 times it)."),
     resume: bool = typer.Option(False, help="Go on from a fold's checkpoint (same rows, steps and seed)."),
     seed: int = typer.Option(0),
 ) -> None:
