@@ -294,7 +294,14 @@ def evaluate(rows: Rows, out: Path, steps: int, lr: float, seed: int = 0, resume
             "auc": {n: round(auc(y, s), 3) for n, s in zip(scores, ss, strict=True)},
             "precision at that recall": {n: round(precision_at_recall(y, s, recall), 3) for n, s in zip(scores, ss, strict=True)},
         }
+    report["per ELITR meeting (AUC)"] = {}
+    for m in sorted({m for m, c in zip(rows.meeting, rows.corpus, strict=True) if c == "elitr"}):
+        sel = np.asarray(rows.meeting) == m
+        y, *ss = expanded(votes[sel], *(s[sel] for s in scores.values()))
+        report["per ELITR meeting (AUC)"][m] = {"labels": len(y), "speak": int(y.sum()),
+                                                **{n.split(".")[0]: round(auc(y, s), 3) for n, s in zip(scores, ss, strict=True)}}
     out.mkdir(parents=True, exist_ok=True)
+    np.savez_compressed(out / "scores.npz", moment=np.asarray(rows.moment), fold=fold, **{n.split(".")[0]: s for n, s in scores.items()})
     (out / "report.json").write_text(json.dumps(report, indent=1, default=lambda v: None if isinstance(v, float) and math.isnan(v) else v),
                                      encoding="utf-8")
     return report
