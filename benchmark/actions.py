@@ -53,6 +53,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from rich.console import Console
 from rich.table import Table
 
+from benchmark.llm.run import DEFAULT_CACHE, DEFAULT_CONCURRENCY, LLMRun
 from benchmark.scoring.data import FIXTURES, BenchDataError, BenchMeeting, load
 from delegate.actions import ActionExtractor, due_date
 from delegate.config import Settings, load_settings
@@ -238,18 +239,18 @@ def extract(meeting: BenchMeeting, principal: str | None = None) -> tuple[list[P
 
 
 async def _refined(
-    meetings: Sequence[BenchMeeting], gold: dict[str, list[GoldAction]], settings: Settings
+    meetings: Sequence[BenchMeeting], gold: dict[str, list[GoldAction]], settings: Settings, run: LLMRun | None = None
 ) -> tuple[list[MeetingResult], Counter[str]]:
+    """Each meeting through the refiner in its order; with `run`, its concurrency of meetings side by side, its cache."""
     from delegate.actions.refiner import LLMActionRefiner
-    from delegate.llm.client import make_client
 
-    client = make_client(settings)
+    run = run or LLMRun(settings, concurrency=1, cache=None)
+    client = run.client
     stats: Counter[str] = Counter()
-    results = []
-    try:
-        for m in meetings:
-            if m.meeting_id not in gold:
-                continue
+    gate = asyncio.Semaphore(run.concurrency)
+
+    async def one(m: BenchMeeting) -> MeetingResult:
+        async with gate:
             state = MeetingState(meeting_id=m.meeting_id, attendees=list(m.attendees), names=dict(m.names), date=m.date)
             refiner = LLMActionRefiner(ActionExtractor(), client, settings)
             spent = 0.0
@@ -264,17 +265,20 @@ async def _refined(
                          rejected=refiner.rejected, excerpts_kept=refiner.excerpts_kept)
             stats.update({f"fallback_{kind}": n for kind, n in refiner.fallback_reasons.items()})
             kept = [a for a in refiner.actions if a.status != "rejected"]
-            results.append(score_meeting(m, gold[m.meeting_id], kept, spent))
+            return score_meeting(m, gold[m.meeting_id], kept, spent)
+
+    try:
+        results = list(await asyncio.gather(*(one(m) for m in meetings if m.meeting_id in gold)))
     finally:
         await client.close()
     return results, stats
 
 
 def run_refined(
-    meetings: Sequence[BenchMeeting], gold: dict[str, list[GoldAction]], settings: Settings
+    meetings: Sequence[BenchMeeting], gold: dict[str, list[GoldAction]], settings: Settings, run: LLMRun | None = None
 ) -> tuple[list[MeetingResult], Counter[str]]:
     """`run` with the LLM refinement; also returns the refiner's counters over all meetings."""
-    return asyncio.run(_refined(meetings, gold, settings))
+    return asyncio.run(_refined(meetings, gold, settings, run))
 
 
 def score_meeting(
@@ -388,6 +392,11 @@ def main(
     out: Annotated[Path | None, typer.Option(help="Folder for results.json and report.md.")] = None,
     json_path: Annotated[Path | None, typer.Option("--json", help="Write the headline figures to this file.")] = None,
     refine: Annotated[bool, typer.Option("--refine", help="Refine with the LLM, as the llm and hybrid engines do.")] = False,
+    concurrency: Annotated[int, typer.Option(min=1, help="With --refine: meetings refined side by side.")] = DEFAULT_CONCURRENCY,
+    cache: Annotated[Path, typer.Option(help="With --refine: every answer kept here; a re-run asks only what is missing.")] = DEFAULT_CACHE,
+    no_cache: Annotated[bool, typer.Option("--no-cache", help="With --refine: ask again for every call.")] = False,
+    price_in: Annotated[float | None, typer.Option("--price-in", min=0.0, help="USD per million prompt tokens.")] = None,
+    price_out: Annotated[float | None, typer.Option("--price-out", min=0.0, help="USD per million completion tokens.")] = None,
 ) -> None:
     """Run the action extractor over whole meetings and score it against gold action items."""
     console = Console()
@@ -407,7 +416,9 @@ def main(
     refined: Counter[str] | None = None
     if refine:
         try:
-            results, refined = run_refined(meetings, gold_items, load_settings())
+            settings = load_settings()
+            llm = LLMRun(settings, concurrency, cache, no_cache, price_in, price_out)
+            results, refined = run_refined(meetings, gold_items, settings, llm)
         except ValueError as e:
             console.print(f"[red]{e}[/red]")
             raise typer.Exit(2) from None
@@ -443,6 +454,11 @@ def main(
         console.print(f"LLM refinement: {refined['calls']} calls, {refined['fallbacks']} fallbacks"
                       f"{f' ({reasons})' if reasons else ''}, {refined['refined']} refined, "
                       f"{refined['rejected']} rejected (left out), {refined['excerpts_kept']} excerpts not verbatim")
+        spent = llm.figures()
+        llm.remember()
+        cost = "no price known (--price-in/--price-out)" if spent["cost_usd"] is None else f"${spent['cost_usd']:.4f}"
+        console.print(f"LLM run: {spent['calls']} calls sent, {spent['cache_hits']} answered from the cache, "
+                      f"{spent['prompt_tokens']:,} / {spent['completion_tokens']:,} tokens, {cost}; answers as {spent['response_format']}")
 
     if json_path is not None:
         json_path.parent.mkdir(parents=True, exist_ok=True)

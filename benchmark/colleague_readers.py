@@ -18,7 +18,7 @@ from typing import Annotated, Any
 import typer
 
 from benchmark.scoring.data import BenchDataError, Case, load
-from delegate.decide.spoken import unmask
+from delegate.decide.reply.spoken import unmask
 
 app = typer.Typer(rich_markup_mode=None, add_completion=False)
 

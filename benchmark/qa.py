@@ -24,6 +24,7 @@ import typer
 from pydantic import BaseModel, ConfigDict
 
 from benchmark.answer_judge import AnswerJudge, agreement, feature_matrix, held_out, load_graded
+from benchmark.llm.run import DEFAULT_CACHE, DEFAULT_CONCURRENCY, LLMRun
 from benchmark.scoring.data import BenchDataError, load
 from delegate.ask import build_asker
 from delegate.ask.base import Answer, Asker
@@ -124,15 +125,24 @@ def _meeting_states(data: Path, wanted: set[str], warm: Asker) -> dict[str, Meet
     return states
 
 
-async def _grade_all(rows: list[tuple[Question, Answer, bool]], judge_name: str, settings: Settings) -> list[float]:
+async def _grade_all(
+    rows: list[tuple[Question, Answer, bool]], judge_name: str, settings: Settings, run: LLMRun | None = None
+) -> list[float]:
     if judge_name == "offline":
         judge = AnswerJudge.shipped()
         return [judge.grade(q.question, a.text, q.reference) for q, a, _ in rows]
     from benchmark.scoring.answer_judge_llm import LLMAnswerJudge
 
-    llm = LLMAnswerJudge(settings)
+    run = run or LLMRun(settings, concurrency=1, cache=None)
+    llm = LLMAnswerJudge(settings, run.client)
+    gate = asyncio.Semaphore(run.concurrency)
+
+    async def one(question: str, text: str, reference: str) -> float:
+        async with gate:
+            return await llm.grade(question, text, reference)
+
     try:
-        return [await llm.grade(q.question, a.text, q.reference) for q, a, _ in rows]
+        return list(await asyncio.gather(*(one(q.question, a.text, q.reference) for q, a, _ in rows)))
     finally:
         await llm.aclose()
 
@@ -252,20 +262,23 @@ def _outputs(out: Path) -> tuple[Path, Path, Path]:
 
 
 def run_benchmark(
-    data: Path, questions_file: Path, engine: str, judge: str, out: Path, settings: Settings
+    data: Path, questions_file: Path, engine: str, judge: str, out: Path, settings: Settings, run: LLMRun | None = None
 ) -> dict[str, Any]:
     questions = load_questions(questions_file)
     asker = build_asker(engine, settings)  # an LLM one needs the llm extra
     states = _meeting_states(data, {q.meeting_id for q in questions}, asker)
     present = [q for q in questions if q.meeting_id in states]
     rows, cpu_ms = asyncio.run(_answer_all(present, states, asker))
-    grades = _grade_all_sync(rows, judge, settings)
+    grades = asyncio.run(_grade_all(rows, judge, settings, run))
     published_path = questions_file.parent / PUBLISHED_FILE
     published = published_means(published_path, set(states)) if published_path.exists() else {}
     report = build_report(
         rows, grades, len(questions) - len(present), engine, judge, published, {m: len(s) for m, s in states.items()}
     )
     report["cpu_ms"] = percentiles(cpu_ms)
+    if run is not None and judge == "llm":
+        report["llm_run"] = run.figures()
+        run.remember()
     report["commitment_questions"] = commitment_split(rows, grades, states)
     json_path, md_path, png_path = _outputs(out)
     report["files"] = [str(json_path), str(md_path), str(png_path)]
@@ -281,10 +294,6 @@ def run_benchmark(
                    "latency_ms": round(a.latency_ms, 3)}
             f.write(json.dumps(row, ensure_ascii=False) + "\n")
     return report
-
-
-def _grade_all_sync(rows: list[tuple[Question, Answer, bool]], judge: str, settings: Settings) -> list[float]:
-    return asyncio.run(_grade_all(rows, judge, settings))
 
 
 def calibrate(path: Path, judge: str, settings: Settings) -> dict[str, Any]:
@@ -342,6 +351,11 @@ def main(
     judge: str = typer.Option("offline", help="offline or llm."),
     json_out: Path = typer.Option(None, "--json", help="report.json path (report.md and the PNG go beside it), or a folder."),
     calibrate_file: Path = typer.Option(None, "--calibrate", exists=True, help="A *_gpt-4-eval.json file to check the judge against."),
+    concurrency: int = typer.Option(DEFAULT_CONCURRENCY, min=1, help="LLM judge: answers graded side by side."),
+    cache: Path = typer.Option(DEFAULT_CACHE, help="LLM judge: every grade kept here; a re-run asks only what is missing."),
+    no_cache: bool = typer.Option(False, "--no-cache", help="LLM judge: ask again for every grade."),
+    price_in: float = typer.Option(None, "--price-in", min=0.0, help="LLM judge: USD per million prompt tokens."),
+    price_out: float = typer.Option(None, "--price-out", min=0.0, help="LLM judge: USD per million completion tokens."),
 ) -> None:
     if judge not in ("offline", "llm"):
         raise typer.BadParameter("choose offline or llm", param_hint="--judge")
@@ -368,7 +382,8 @@ def main(
         raise typer.BadParameter("give --data, --questions and --json (or --calibrate FILE)")
     started = time.perf_counter()
     try:
-        report = run_benchmark(data, questions, engine, judge, json_out, settings)
+        llm = LLMRun(settings, concurrency, cache, no_cache, price_in, price_out) if judge == "llm" else None
+        report = run_benchmark(data, questions, engine, judge, json_out, settings, llm)
     except BenchDataError as e:
         print(f"benchmark.qa: {e}")
         raise typer.Exit(2) from e

@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import json
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from enum import StrEnum
 from itertools import zip_longest
@@ -17,6 +17,7 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
+from benchmark.llm.run import DEFAULT_CACHE, DEFAULT_CONCURRENCY, LLMRun
 from benchmark.scoring import metrics, report
 from benchmark.scoring.data import FIXTURES, BenchDataError, BenchMeeting, Case, load
 from benchmark.scoring.judge import Judge, JudgeInput, Judgement, OfflineJudge
@@ -24,12 +25,16 @@ from benchmark.scoring.report import pct
 from benchmark.scoring.runner import CaseResult, StreamResult, run_case, run_stream
 from benchmark.scoring.variants import GarbleSource
 from benchmark.scoring.variants import derive as derive_variants
+from delegate.config import ConfigError, Settings
 from delegate.decide import ENGINE_NAMES, build_engine
 from delegate.decide.base import Engine
 from delegate.decide.cues import RULES, Rules
+from delegate.decide.reply.selector import AnswerSelector
+from delegate.decide.speaking import SpeakingAt
 from delegate.decide.turn_taking import TurnTakingModel
 from delegate.extras import run_cli
 from delegate.meeting import MeetingState
+from delegate.models import Speaking
 
 console = Console()
 VARIANTS = ("matched", "mismatched", "noisy_name")
@@ -91,7 +96,7 @@ def select_cases(
     return {mid: [c for c in cases if c.id in kept] for mid, cases in out.items()}
 
 
-def make_engine(name: str, meetings: list[BenchMeeting], cases: dict[str, list[Case]], seed: int) -> Engine:
+def make_engine(name: str, meetings: list[BenchMeeting], cases: dict[str, list[Case]], seed: int, run: LLMRun | None = None) -> Engine:
     if name == "oracle":
         from benchmark.scoring.calibration import OracleEngine
 
@@ -100,7 +105,7 @@ def make_engine(name: str, meetings: list[BenchMeeting], cases: dict[str, list[C
         from benchmark.scoring.calibration import ShuffledEngine
 
         return ShuffledEngine(meetings, cases, seed)
-    return build_engine(name)
+    return build_engine(name, run.settings, run.client) if run is not None else build_engine(name)
 
 
 RULES_OFF = ("addressed-elsewhere", "partner", "nothing-fits")
@@ -110,7 +115,7 @@ RULES_OFF = ("addressed-elsewhere", "partner", "nothing-fits")
 @contextmanager
 def nothing_fits_off(off: bool) -> Iterator[None]:
     """With `off`, compose's floors are lowered for the run so that some item or intent is always said."""
-    from delegate.decide.compose import ComposeSettings
+    from delegate.decide.reply.compose import ComposeSettings
 
     kept = ComposeSettings.item_floor, ComposeSettings.intent_floor
     if off:
@@ -126,25 +131,59 @@ def rules_off(names: set[str]) -> Rules:
     return Rules(addressed_elsewhere="addressed-elsewhere" not in names, partner_implicit="partner" not in names)
 
 
-def fold_engine(folder: Path, meetings: list[BenchMeeting], read: bool = True, rules: Rules = RULES, text: bool = True) -> Engine:
+def selector_folds(folder: Path, meetings: list[BenchMeeting]) -> Callable[[str], AnswerSelector]:
+    """Each meeting's answer selector from `folder/<meeting_id>.json`, fitted without that meeting
+    (`python -m training answer-selector --report DIR` writes them to DIR/folds)."""
+    missing = [m.meeting_id for m in meetings if not (folder / f"{m.meeting_id}.json").is_file()]
+    if missing:
+        raise BenchDataError(f"--selector-folds {folder}: no fold selector for {', '.join(missing)}")
+    return {m.meeting_id: AnswerSelector.read(folder / f"{m.meeting_id}.json") for m in meetings}.__getitem__
+
+
+def fold_engine(
+    folder: Path | None, meetings: list[BenchMeeting], read: bool = True, rules: Rules = RULES, text: bool = True,
+    selector_for: Callable[[str], AnswerSelector] | None = None,
+) -> Engine:
     """The local engine deciding each meeting with `folder/<meeting_id>.json`: turn-taking weights fitted
     without that meeting (`python -m delegate.train turn-taking --report DIR` writes them to DIR/folds)."""
     from delegate.decide.local import LocalEngine
 
+    if folder is None:
+        return LocalEngine(selector_for=selector_for)
     missing = [m.meeting_id for m in meetings if not (folder / f"{m.meeting_id}.json").is_file()]
     if missing:
         raise BenchDataError(f"--weights-folds {folder}: no fold weights for {', '.join(missing)}")
     models = {m.meeting_id: TurnTakingModel.read(folder / f"{m.meeting_id}.json") for m in meetings}
-    return LocalEngine(model_for=models.__getitem__, read=read, rules=rules, text=text)
+    return LocalEngine(model_for=models.__getitem__, read=read, rules=rules, text=text, selector_for=selector_for)
 
 
-def make_judge(name: str) -> Judge:
+def llm_run(
+    engine: str, judge: str, model: str | None, base_url: str | None, timeout_s: float | None, max_tokens: int | None,
+    concurrency: int,
+    cache: Path | None, refresh: bool, price_in: float | None, price_out: float | None,
+) -> LLMRun | None:
+    """The run's model server when the engine or the judge calls one (None otherwise); the options over the settings."""
+    if engine not in ("llm", "hybrid") and judge != "llm":
+        return None
+    given = (("llm_model", model), ("llm_base_url", base_url), ("llm_timeout_s", timeout_s), ("llm_max_tokens", max_tokens))
+    overrides = {k: v for k, v in given if v is not None}
+    settings = Settings(**overrides)
+    from delegate.llm.client import api_key
+
+    api_key(settings)  # no key and no server named: one line now, not a fallback on every call
+    return LLMRun(settings, concurrency, cache, refresh, price_in, price_out)
+
+
+def make_judge(name: str, run: LLMRun | None = None) -> Judge:
     if name == "offline":
         return OfflineJudge()
     if name == "llm":
         from benchmark.scoring.llm_judge import LLMJudge
 
-        return PairedJudge(LLMJudge())
+        if run is None:
+            return PairedJudge(LLMJudge())
+        # The judge waits at least as long as the engine may: a slow local model is slow for both.
+        return PairedJudge(LLMJudge(run.settings, run.client, timeout_s=max(60.0, run.settings.llm_timeout_s)))
     raise BenchDataError(f"unknown judge {name!r}; choose offline or llm")
 
 
@@ -153,15 +192,29 @@ def _progress() -> Progress:
 
 
 async def replay_snapshots(
-    meetings: list[BenchMeeting], cases: dict[str, list[Case]], engine: Engine, judge: Judge, budget: LLMBudget | None = None
+    meetings: list[BenchMeeting], cases: dict[str, list[Case]], engine: Engine, judge: Judge, budget: LLMBudget | None = None,
+    concurrency: int | None = None,
 ) -> list[CaseResult]:
-    results: list[CaseResult] = []
+    """Every case, in order. With `concurrency` (a run that calls a model), cases go side by side, each on its own
+    snapshot; else one after another on a state shared by a meeting's cases, extended as the snapshots grow."""
     total = sum(len(v) for v in cases.values())
     with _progress() as bar:
         task = bar.add_task("snapshots", total=total)
+        if concurrency is not None:
+            gate = asyncio.Semaphore(concurrency)
+
+            async def one(m: BenchMeeting, c: Case) -> CaseResult:
+                async with gate:
+                    if budget is not None:
+                        budget.check()
+                    result = await run_case(m, c, engine, judge)
+                    bar.advance(task)
+                    return result
+
+            return list(await asyncio.gather(*(one(m, c) for m in meetings for c in sorted(cases[m.meeting_id], key=lambda c: c.last_utterance))))
+        results: list[CaseResult] = []
         for m in meetings:
-            # Cases that see the meeting as it was share one state, extended as the snapshots grow:
-            # replay stays linear in meeting length. Engines do not change the state they decide on.
+            # Engines do not change the state they decide on: replay stays linear in meeting length.
             shared = MeetingState(m.meeting_id, attendees=list(m.attendees), names=dict(m.names))
             for c in sorted(cases[m.meeting_id], key=lambda c: c.last_utterance):
                 state = None
@@ -191,10 +244,12 @@ def stream_plan(meetings: list[BenchMeeting], limit: int | None) -> list[tuple[B
 
 
 async def replay_stream(
-    meetings: list[BenchMeeting], engine: Engine, limit: int | None = None, budget: LLMBudget | None = None
+    meetings: list[BenchMeeting], engine: Engine, limit: int | None = None, budget: LLMBudget | None = None,
+    concurrency: int | None = None,
 ) -> list[StreamResult]:
-    out: list[StreamResult] = []
+    """Whole meetings, each in its order; with `concurrency`, that many (meeting, principal) streams side by side."""
     plan = stream_plan(meetings, limit)
+    gate = asyncio.Semaphore(concurrency or 1)
     with _progress() as bar:
         task = bar.add_task("stream", total=sum(n for _, _, n in plan))
 
@@ -203,9 +258,14 @@ async def replay_stream(
             if budget is not None:
                 budget.check()
 
-        for m, p, n in plan:
-            out.append(await run_stream(m, p, engine, step, until=n))
-    return out
+        if concurrency is None:
+            return [await run_stream(m, p, engine, step, until=n) for m, p, n in plan]
+
+        async def one(m: BenchMeeting, p: str, n: int) -> StreamResult:
+            async with gate:
+                return await run_stream(m, p, engine, step, until=n)
+
+        return list(await asyncio.gather(*(one(m, p, n) for m, p, n in plan)))
 
 
 class PairedJudge:
@@ -251,6 +311,7 @@ async def _replay(
     stream_ok: bool,
     limit: int | None = None,
     budget: LLMBudget | None = None,
+    run: LLMRun | None = None,
 ) -> tuple[dict, list[CaseResult]]:
     """Both modes in one event loop (LLM clients are bound to the loop they started on)."""
     rep: dict = {}
@@ -258,14 +319,16 @@ async def _replay(
     try:
         if mode in (Mode.snapshot, Mode.both):
             t0 = time.perf_counter()
-            results = await replay_snapshots(meetings, cases, engine, judge, budget)
+            concurrency = run.concurrency if run is not None else None
+            results = await replay_snapshots(meetings, cases, engine, judge, budget, concurrency)
             rep = metrics.snapshot_figures(results, engine.name, judge.name, time.perf_counter() - t0)
             if isinstance(judge, PairedJudge):
                 rep["judge_agreement"] = judge.agreement()
                 rep["llm_judge"] = {"judged": len(judge.pairs[0]), "fell_back_to_offline": judge.failures}
         if mode in (Mode.stream, Mode.both) and stream_ok:
             before = _llm_stats(engine)
-            stream = metrics.stream_figures(await replay_stream(meetings, engine, limit, budget), engine.name)
+            streams = await replay_stream(meetings, engine, limit, budget, run.concurrency if run is not None else None)
+            stream = metrics.stream_figures(streams, engine.name)
             after = _llm_stats(engine)
             if after:
                 decisions = after["decisions"] - before.get("decisions", 0)
@@ -283,6 +346,9 @@ async def _replay(
             rep["llm_calls_per_100_utterances"] = source.get("llm_calls_per_100_utterances", stats["llm_calls_per_100_utterances"])
             rep["llm_fallbacks"] = stats["llm_fallbacks"]
             rep["llm"] = stats
+        if run is not None:
+            rep["llm_run"] = run.figures()
+            run.remember()
     finally:
         for closable in (engine, getattr(judge, "llm", judge)):
             close = getattr(closable, "aclose", None)
@@ -332,6 +398,12 @@ def summary_table(rep: dict) -> Table:
     if "llm" in rep:
         llm = rep["llm"]
         rows.append(("LLM: consultations / fell back to embedded", f"{llm['llm_calls']} / {llm['llm_fallbacks']}"))
+    if "llm_run" in rep:
+        run = rep["llm_run"]
+        cost = "no price known: --price-in/--price-out" if run["cost_usd"] is None else f"${run['cost_usd']:.4f}"
+        rows.append(("LLM run: calls sent / answered from the cache", f"{run['calls']} / {run['cache_hits']}"))
+        rows.append(("LLM run: tokens in / out, cost", f"{run['prompt_tokens']:,} / {run['completion_tokens']:,}, {cost}"))
+        rows.append(("LLM run: answers bound as", str(run["response_format"])))
     if "llm_judge" in rep:
         lj = rep["llm_judge"]
         rows.append(("LLM judge: judged / fell back to offline", f"{lj['judged']} / {lj['fell_back_to_offline']}"))
@@ -376,8 +448,25 @@ def main(
                                       "models decide where the cheap floor model is unsure (DELEGATE_FLOOR_READER)."),
     floor_text: bool = typer.Option(True, "--floor-text/--no-floor-text", help="With --weights-folds: where the fold "
                                     "weights hold a floor reader stack, it decides in its gate (DELEGATE_FLOOR_TEXT)."),
+    selector_folds_: Path = typer.Option(None, "--selector-folds", help="Local engine only: pick the answering item in each "
+                                         "meeting with the answer selector in this folder named after it (leave-one-meeting-out folds)."),
+    speaking: Speaking = typer.Option(None, "--speaking", help="Decide every principal at this speaking level "
+                                      "(addressed, balanced, forward) instead of their brief's (default: the brief's, balanced)."),
     rules_off_: str = typer.Option("", "--rules-off", help=f"With --weights-folds, for the ablation: comma-separated rules to "
                                    f"switch off ({', '.join(RULES_OFF)})."),
+    model: str = typer.Option(None, help="LLM engine / judge: the model's name (default: DELEGATE_LLM_MODEL, else gpt-4o-mini)."),
+    base_url: str = typer.Option(None, "--base-url", help="LLM engine / judge: the OpenAI-compatible server (default: "
+                                 "DELEGATE_LLM_BASE_URL / OPENAI_BASE_URL, else OpenAI)."),
+    timeout_s: float = typer.Option(None, "--timeout", min=0.1, help="LLM engine: seconds a decision may wait for the model "
+                                    "(default: DELEGATE_LLM_TIMEOUT_S, 4 s; a local model on a CPU wants more)."),
+    max_tokens: int = typer.Option(None, "--max-tokens", min=16, help="LLM runs: the most tokens an answer may take "
+                                   "(default: DELEGATE_LLM_MAX_TOKENS, else the server's)."),
+    concurrency: int = typer.Option(DEFAULT_CONCURRENCY, min=1, help="LLM runs: cases (and meetings' streams) decided side by side."),
+    cache: Path = typer.Option(DEFAULT_CACHE, help="LLM runs: every answer is kept here, keyed by server, model, prompt and "
+                               "parameters; a re-run (or a cut-off run run again) asks only what is not there."),
+    no_cache: bool = typer.Option(False, "--no-cache", help="LLM runs: ask the server again for every call (and keep the new answers)."),
+    price_in: float = typer.Option(None, "--price-in", min=0.0, help="LLM runs: USD per million prompt tokens (known models have a default)."),
+    price_out: float = typer.Option(None, "--price-out", min=0.0, help="LLM runs: USD per million completion tokens."),
 ) -> None:
     """Replay benchmark meetings through an engine and print the paper's figures."""
     try:
@@ -389,17 +478,21 @@ def main(
             raise BenchDataError(f"--garbles: {garbles!r}; choose recogniser, biased or table")
         meetings = load(data)
         cases = select_cases(meetings, wanted, derive, seed, limit, cast(GarbleSource, garbles))
-        if weights_folds is not None and engine != "local":
-            raise BenchDataError("--weights-folds applies to the local engine only")
+        if (weights_folds is not None or selector_folds_ is not None) and engine != "local":
+            raise BenchDataError("--weights-folds and --selector-folds apply to the local engine only")
+        selectors = selector_folds(selector_folds_, meetings) if selector_folds_ is not None else None
         off = {r.strip() for r in rules_off_.split(",") if r.strip()}
         if off - set(RULES_OFF):
             raise BenchDataError(f"--rules-off: unknown {sorted(off - set(RULES_OFF))}; choose from {', '.join(RULES_OFF)}")
         if (off or not floor_reader or not floor_text) and weights_folds is None:
             raise BenchDataError("--rules-off, --no-floor-reader and --no-floor-text apply with --weights-folds (the held-out ablation)")
-        eng = (fold_engine(weights_folds, meetings, floor_reader, rules_off(off), floor_text) if weights_folds is not None
-               else make_engine(engine, meetings, cases, seed))
-        jud = make_judge(judge)
-    except (BenchDataError, ValueError) as e:
+        run = llm_run(engine, judge, model, base_url, timeout_s, max_tokens, concurrency, cache, no_cache, price_in, price_out)
+        eng = (fold_engine(weights_folds, meetings, floor_reader, rules_off(off), floor_text, selectors)
+               if weights_folds is not None or selectors is not None else make_engine(engine, meetings, cases, seed, run))
+        if speaking is not None:
+            eng = SpeakingAt(eng, speaking)
+        jud = make_judge(judge, run)
+    except (BenchDataError, ValueError, ConfigError) as e:
         console.print(f"[red]error:[/red] {e}")
         raise typer.Exit(2) from e
 
@@ -412,7 +505,7 @@ def main(
     budget = LLMBudget(eng, jud, max_llm_calls)
     try:
         with nothing_fits_off("nothing-fits" in off):
-            rep, results = asyncio.run(_replay(meetings, cases, eng, jud, mode, stream_ok, limit, budget))
+            rep, results = asyncio.run(_replay(meetings, cases, eng, jud, mode, stream_ok, limit, budget, run))
     except LLMBudgetExceeded as e:
         console.print(f"[red]error:[/red] {e}; no report written.")
         raise typer.Exit(1) from e

@@ -1,4 +1,4 @@
-"""`python -m delegate serve | audit | listen | ask | brief`: the command-line entry points."""
+"""`python -m delegate serve | audit | listen | ask | brief | attend`: the command-line entry points."""
 
 from __future__ import annotations
 
@@ -10,6 +10,7 @@ import typer
 from delegate import __version__
 from delegate.decide import ENGINE_NAMES
 from delegate.extras import run_cli
+from delegate.models import Speaking
 
 app = typer.Typer(
     rich_markup_mode=None,  # plain help: wrapped, never cut at 80 columns; flags shown as flags
@@ -66,11 +67,20 @@ def serve(
     engine: str = _ENGINE,
     data_dir: Path = _DATA_DIR,
     db: Path = _DB,
+    workers: int = typer.Option(
+        0, "--workers", min=0, help="Run this many server processes behind HAProxy on this machine, each meeting pinned to one by its id (needs DELEGATE_DATABASE_URL and haproxy; 0: one process)."
+    ),
 ) -> None:
-    """Run the WebSocket/REST service with uvicorn."""
+    """Run the WebSocket/REST service with uvicorn; prints the address it listens on and the console's."""
+    settings = _settings(engine=engine, data_dir=data_dir, db_path=db)
+    if workers:
+        from delegate.server.fleet.workers import run_workers
+
+        run_workers(host or settings.host, port or settings.port, workers, settings)
+        return
     from delegate.server.app import run
 
-    run(host=host, port=port, settings=_settings(engine=engine, data_dir=data_dir, db_path=db))
+    run(host=host, port=port, settings=settings)
 
 
 @app.command()
@@ -101,10 +111,11 @@ def audit(
 @app.command()
 def listen(
     audio: Path = typer.Argument(..., exists=True, dir_okay=False, help="A WAV recording of a meeting."),
-    principal: Path = typer.Option(..., "--principal", exists=True, dir_okay=False, help="The principal's profile as JSON."),
+    principal: Path = typer.Option(..., "--principal", "--brief", exists=True, dir_okay=False, help="The principal's profile (the brief) as JSON."),
     engine: str = _ENGINE,
     attendee: list[str] = typer.Option(None, "--attendee", help="An attendee's name (repeat the option); biases recognition toward it."),
     speak: Path = typer.Option(None, "--speak", dir_okay=False, help="Write here (WAV) the recording with the delegate's spoken replies in it, each where it would have started live (needs the voice extra)."),
+    speaking: Speaking = typer.Option(None, "--speaking", help="How forward the delegate is: addressed, balanced or forward (default: the profile's, balanced)."),
 ) -> None:
     """Transcribe a recording and print the decisions as they would have happened live."""
     from delegate.decide import check_engine
@@ -116,7 +127,7 @@ def listen(
     except ValueError as e:
         raise _fail(str(e)) from e
     try:
-        run_listen(audio, principal, settings=settings, attendees=attendee or [], speak=speak)
+        run_listen(audio, principal, settings=settings, attendees=attendee or [], speak=speak, speaking=speaking)
     except ListenInputError as e:
         raise _fail(str(e)) from e
 
@@ -211,6 +222,92 @@ def brief(
     shown = draft.profile.background
     typer.echo(f"{out}: {counted(len(shown), 'item')} ({sum(not b.shareable for b in shown)} private), "
                f"{len(draft.superseded)} left out as corrected by a later item, from {counted(len(found.files), 'file')}")
+
+
+@app.command()
+def attend(
+    meeting_url: str = typer.Argument(..., help="The Zoom, Meet or Teams meeting's URL."),
+    via: str = typer.Option(..., "--via", help="The meeting-bot service: attendee or recall."),
+    brief: Path = typer.Option(..., "--brief", help="The principal's profile as JSON (delegate brief makes one)."),
+    server: str = typer.Option("http://127.0.0.1:8000", "--server", help="The running delegate server."),
+    token: str = typer.Option(None, envvar="DELEGATE_TOKEN", help="Your bearer token, when the server has tokens."),
+    public_url: str = typer.Option(..., "--public-url", help="Where the service reaches this bridge (an https address that forwards to --listen)."),
+    listen_on: str = typer.Option("127.0.0.1:8765", "--listen", help="HOST:PORT this bridge serves the service's webhooks and audio on."),
+    attendee: list[str] = typer.Option(None, "--attendee", help="An attendee's name as you call them (repeat the option): the service's names are matched to these."),
+    meeting_id: str = typer.Option(None, "--meeting-id", help="The delegate's id for the meeting (default: the server picks one)."),
+    hear: str = typer.Option("audio", "--hear", help="Attendee only: audio (the meeting's sound into the delegate's own recogniser) or transcript (Attendee's)."),
+    minutes: float = typer.Option(None, "--minutes", help="Leave after this long even if the meeting goes on."),
+) -> None:
+    """Send the delegate into a real meeting through Attendee or Recall.ai: it listens, answers when its principal
+    is addressed, and leaves when removed or when the meeting ends (docs/meetings.md)."""
+    import asyncio
+    import json
+
+    import httpx
+    from pydantic import ValidationError
+
+    from delegate.client import ConnectionLost, DelegateError, NotAuthorized
+    from delegate.integrations.attend import attend as run_attend
+    from delegate.integrations.bridge import ServiceError
+    from delegate.models import Profile
+
+    if via not in ("attendee", "recall"):
+        raise _fail(f"--via {via}: give attendee or recall")
+    if hear not in ("audio", "transcript"):
+        raise _fail(f"--hear {hear}: give audio or transcript")
+    host, _, port = listen_on.rpartition(":")
+    if not host or not port.isdigit():
+        raise _fail(f"--listen {listen_on}: give HOST:PORT, e.g. 127.0.0.1:8765")
+    if not brief.is_file():
+        raise _fail(f"--brief {brief}: no such file; make one with: delegate brief --example -o brief.json")
+    try:
+        principal = Profile.model_validate(json.loads(brief.read_text(encoding="utf-8")))
+    except (ValueError, ValidationError) as e:
+        raise _fail(f"{brief}: not a brief ({str(e).splitlines()[0]}); make one with delegate brief") from None
+    try:
+        service = _bridge_service(via, hear)
+    except ValidationError as e:
+        missing = ", ".join(f"{via.upper()}_{str(x['loc'][0]).upper()}" for x in e.errors(include_url=False))
+        raise _fail(f"set {missing} in the environment (docs/meetings.md, the {via} section)") from None
+
+    def started(meeting: str, bot: str) -> None:
+        typer.echo(f"meeting {meeting}: {via} bot {bot} is joining {meeting_url}")
+
+    try:
+        done = asyncio.run(run_attend(
+            meeting_url, principal, service, delegate_url=server, token=token, public_url=public_url, host=host,
+            port=int(port), attendees=attendee or [], meeting_id=meeting_id, minutes=minutes, on_started=started,
+        ))
+    except (ServiceError, DelegateError, NotAuthorized, ConnectionLost) as e:
+        raise _fail(str(e)) from None
+    except httpx.HTTPError as e:
+        raise _fail(f"cannot reach {_where(e)}: {e}") from None
+    except OSError as e:
+        raise _fail(f"cannot reach {server} or listen on {listen_on}: {e}") from None
+    from delegate.language.counts import counted
+
+    typer.echo(f"meeting {done.meeting_id}: {done.admission}; {counted(done.utterances, 'turn')}; "
+               f"the audit log: delegate audit {done.meeting_id}")
+
+
+def _where(error: Any) -> str:
+    """The address an httpx error was about (the delegate server, or the service's API)."""
+    try:
+        url = error.request.url
+    except RuntimeError:
+        return "the server"
+    return f"{url.scheme}://{url.netloc.decode()}"
+
+
+def _bridge_service(via: str, hear: str) -> Any:
+    """The service's side of the bridge, its keys read from the environment (ATTENDEE_* or RECALL_*)."""
+    if via == "attendee":
+        from delegate.integrations import attendee as bridge_to
+
+        return bridge_to.service(bridge_to.AttendeeSettings(), listen=hear)  # type: ignore[arg-type]
+    from delegate.integrations import recall
+
+    return recall.service(recall.RecallSettings())
 
 
 def main() -> None:

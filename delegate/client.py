@@ -32,6 +32,8 @@ from delegate.models import Decision, Profile, ProposedAction
 from delegate.server.protocol import (
     Ack,
     ActionMessage,
+    Admission,
+    AdmissionState,
     AnswerMessage,
     Approval,
     Ask,
@@ -39,6 +41,7 @@ from delegate.server.protocol import (
     AudioStart,
     CreateMeeting,
     DecisionMessage,
+    DisclosureMessage,
     ErrorCode,
     ErrorMessage,
     Feedback,
@@ -102,9 +105,10 @@ async def create_meeting(
     names: Mapping[str, str] | None = None,
     engine: str | None = None,
     approval: Approval | None = None,
+    admission: Literal["joining", "in_meeting"] = "in_meeting",
 ) -> CreatedMeeting:
     """The principal's side (`POST /v1/meetings` with the principal's `token`): start a meeting and get its bot
-    token to hand to the bot. `url` as for `DelegateClient` (`ws://` or `http://`). A refusal raises `DelegateError`."""
+    token to hand to the bot. `url` as for `DelegateClient` (`ws(s)://` or `http(s)://`). A refusal raises `DelegateError`."""
     body = CreateMeeting(
         principal=Profile.model_validate(principal),
         attendees=list(attendees),
@@ -112,6 +116,7 @@ async def create_meeting(
         meeting_id=meeting_id,
         engine=engine,
         approval=approval or "none",
+        admission=admission,
     ).model_dump(mode="json", exclude_none=True)
     headers = {"Authorization": f"Bearer {token}"} if token else {}
     async with httpx.AsyncClient(base_url=_http_base(url), headers=headers, timeout=30) as http:
@@ -125,6 +130,16 @@ async def create_meeting(
 def _http_base(url: str) -> str:
     base = url.rstrip("/")
     return "http" + base.removeprefix("ws") if base.startswith("ws") else base
+
+
+def _ws_base(url: str) -> str:
+    """The server's WebSocket address from its `ws(s)://` or `http(s)://` one (what `delegate serve` prints)."""
+    base = url.rstrip("/")
+    scheme, sep, rest = base.partition("://")
+    schemes = {"ws": "ws", "wss": "wss", "http": "ws", "https": "wss"}
+    if not sep or scheme.lower() not in schemes:
+        raise ValueError(f"{url!r}: a delegate server's address starts with ws://, wss://, http:// or https://")
+    return f"{schemes[scheme.lower()]}://{rest}"
 
 
 class ConnectionLost(Exception):
@@ -190,7 +205,8 @@ class DelegateClient:
     the console) and no `principal`; `verdict` and `ask(audience="principal")` take the principal's token. Leaving the block without an exception leaves the meeting
     (`leave`: it ends, the id cannot be used again); with an exception it only closes the socket, so the
     meeting can be resumed. Every server frame goes to `on_message` (plain or async), and the client keeps
-    what a bot needs: `decisions` by utterance id, `actions` by id, `speeches` by utterance id.
+    what a bot needs: `decisions` by utterance id, `actions` by id, `speeches` by utterance id. `voice`: the
+    replies as speech too (`True`), text only (`False`, the default), or speech where the server can speak (`None`).
     """
 
     def __init__(
@@ -204,11 +220,11 @@ class DelegateClient:
         names: Mapping[str, str] | None = None,
         engine: str | None = None,
         approval: Approval | None = None,
-        voice: bool = False,
+        voice: bool | None = False,
         on_message: OnMessage | None = None,
         reconnect_s: float = 30.0,
     ) -> None:
-        self.url = f"{url.rstrip('/')}/v1/meetings/{meeting_id}/stream"
+        self.url = f"{_ws_base(url)}/v1/meetings/{meeting_id}/stream"
         self.meeting_id = meeting_id
         self._headers = {"Authorization": f"Bearer {token}"} if token else {}
         self._join = Join(
@@ -225,6 +241,8 @@ class DelegateClient:
         self.decisions: dict[int, DecisionMessage] = {}
         self.actions: dict[str, ProposedAction] = {}
         self.speeches: dict[int, Speech] = {}
+        self.disclosure: str | None = None
+        """What the delegate said of itself on entering the meeting (its speech: `speeches[-1]`, with voice)."""
         self.server_last_utterance_id: int | None = None
         """What the server held when this client (re)joined: a resuming client continues after it."""
         self.reconnects = 0
@@ -393,6 +411,8 @@ class DelegateClient:
                         waiter.set_result(message.decision)
             case ActionMessage():
                 self.actions[message.action.id] = message.action
+            case DisclosureMessage():
+                self.disclosure = message.text
             case AnswerMessage():
                 self._asked(message.id)
                 waiter = self._answer_waiters.pop(message.id, None) if message.id is not None else None
@@ -569,6 +589,13 @@ class DelegateClient:
         waiter: asyncio.Future[Speech] = asyncio.get_running_loop().create_future()
         self._speech_waiters.setdefault(utterance_id, []).append(waiter)
         return await asyncio.wait_for(waiter, timeout)
+
+    async def admission(self, state: AdmissionState, detail: str = "", timeout: float = 10.0) -> None:
+        """Tell the delegate where the bot stands with the meeting (a meeting-bot service's state); `removed` or
+        `ended` ends the meeting, and the server closes the socket."""
+        if state in ("removed", "ended"):
+            self._leaving = True
+        await asyncio.wait_for(await self._send(Admission(type="admission", state=state, detail=detail)), timeout)
 
     async def leave(self, reason: str = "", timeout: float = 10.0) -> None:
         """End the meeting (its id cannot be used again); the server closes the socket."""

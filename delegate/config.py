@@ -45,6 +45,9 @@ class Settings(BaseSettings):
     release_seconds: float = Field(default=5.0, gt=0)
     """With PostgreSQL: a meeting with no connection for this long is let go (not ended), so that its client,
     routed to another process, can resume it there."""
+    takeovers_at_once: int = Field(default=2, ge=1)
+    """Meetings this process rebuilds from the log at the same time; more wait their turn. When a process dies
+    its meetings all come to the others at once: a bound keeps the rebuilds from starving the live meetings."""
     approval_timeout_s: float = Field(default=30.0, gt=0)
     """A speech held for the principal's approval (meeting `approval: speech|all`) expires after this."""
     watch_queue_events: int = Field(default=1000, ge=1)
@@ -68,6 +71,10 @@ class Settings(BaseSettings):
     max_body_bytes: int = Field(default=256 * 1024, ge=1024)
     """Largest REST request body; larger ones get 413 `too_large`."""
     max_background_items: int = Field(default=100, ge=0)
+    public_url: str | None = None
+    """`DELEGATE_PUBLIC_URL`: this server's address as a meeting-bot service reaches it (e.g.
+    https://delegate.example.com), for the bots it hosts (`POST /v1/meetings/{id}/attend`): their webhooks and
+    audio come to `<public_url>/v1/bots/...`. Unset: the server hosts no bot, and says so."""
     sources_dir: Path | None = None
     """The principal's workplace exports (Slack, mail, calendar, ... : docs/sources.md) that the console may
     draft a brief from (`POST /v1/briefs`). Only this folder is read, never a path a client names; unset,
@@ -91,6 +98,9 @@ class Settings(BaseSettings):
     """Budget for one decision's LLM consultation, retries included; past it the embedded engine decides."""
     llm_retries: int = Field(default=1, ge=0)
     llm_context_tokens: int = 3000
+    llm_max_tokens: int | None = Field(default=None, ge=16)
+    """The most tokens an answer may take (`max_tokens`); unset: the server's own limit. A small local model held to a
+    JSON grammar can ramble inside a string: cap it there."""
     llm_max_speak_chars: int = Field(default=600, ge=20)
     """Longer LLM speech is cut after its last sentence that fits; with none, the embedded engine decides."""
 

@@ -17,6 +17,8 @@ DISTRIBUTION = "meeting-delegate"
 class Extra(NamedTuple):
     name: str
     feature: str
+    distribution: str = DISTRIBUTION
+    """Whose extra it is: ours, or (a pipecat transport's library) pipecat's."""
 
 
 # Top-level module -> the extra that installs it. A new optional dependency adds its line here.
@@ -35,6 +37,7 @@ EXTRA_OF_MODULE: dict[str, Extra] = {
     "lightgbm": Extra("train", "training"),
     "torch": Extra("train-text", "fine-tuning the floor reader"),
     "pipecat": Extra("pipecat", "the pipecat integration"),
+    "daily": Extra("daily", "pipecat's Daily transport (the example bot's)", "pipecat-ai"),
 }
 
 
@@ -44,7 +47,7 @@ class MissingExtra(RuntimeError):
     def __init__(self, extra: Extra) -> None:
         self.extra = extra
         super().__init__(
-            f"{extra.feature} needs the {extra.name} extra: pip install '{DISTRIBUTION}[{extra.name}]'"
+            f"{extra.feature} needs the {extra.name} extra: pip install '{extra.distribution}[{extra.name}]'"
         )
 
 

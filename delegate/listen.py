@@ -31,7 +31,7 @@ from delegate.decide import build_engine
 from delegate.decide.base import Engine, hear
 from delegate.language.counts import counted
 from delegate.meeting import MeetingState
-from delegate.models import UNKNOWN_SPEAKER, Decision, Profile, Utterance
+from delegate.models import UNKNOWN_SPEAKER, Decision, Profile, Speaking, Utterance
 from delegate.server.protocol import field_hint
 from delegate.voice.base import split_sentences
 from delegate.voice.pcm import pcm_to_float
@@ -54,9 +54,11 @@ def run_listen(
     console: Console | None = None,
     attendees: list[str] | None = None,
     speak: Path | None = None,
+    speaking: Speaking | None = None,
 ) -> list[tuple[Utterance, Decision]]:
     """Feed `audio` through recognition and the engine, printing each utterance and decision as it comes;
-    with `speak`, write the recording with the delegate's replies voiced into it there (16 kHz mono WAV)."""
+    with `speak`, write the recording with the delegate's replies voiced into it there (16 kHz mono WAV);
+    `speaking`: how forward the delegate is (default: the profile's)."""
     settings = settings or Settings()
     console = console or Console()
     try:
@@ -65,6 +67,8 @@ def run_listen(
         first = e.errors(include_url=False)[0]
         where = ".".join(str(p) for p in first["loc"]) or "(profile)"
         raise ListenInputError(f"{principal}: not a valid profile: {where}: {first['msg']}{field_hint(first)}") from e
+    if speaking is not None:
+        profile = profile.model_copy(update={"speaking": speaking})
     try:
         pcm = read_audio(audio)
     except Exception as e:  # av and wave raise many kinds for a file that is not audio
@@ -166,7 +170,7 @@ async def _listen(
     )
     meeting = MeetingState(meeting_id=audio.stem, attendees=[profile.speaker_label])
     console.print(
-        f"[bold]{audio.name}[/]: {len(pcm) / 2 / SAMPLE_RATE:.1f} s, delegate for [bold]{profile.name}[/]"
+        f"[bold]{audio.name}[/]: {len(pcm) / 2 / SAMPLE_RATE:.1f} s, delegate for [bold]{profile.name}[/] ({profile.speaking} speaking)"
         f" ({engine.name} engine)"
     )
 

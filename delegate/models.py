@@ -18,6 +18,17 @@ class Scenario(StrEnum):
     none = "none"
 
 
+class Speaking(StrEnum):
+    """How forward the delegate is (`delegate.decide.speaking` holds what each level admits)."""
+
+    addressed = "addressed"
+    """Only when named, or asked a question right after the principal spoke."""
+    balanced = "balanced"
+    """The default: when the floor is clearly theirs (a threshold chosen for precision)."""
+    forward = "forward"
+    """Also chimes in wherever the floor model gives them the floor and the brief adds something."""
+
+
 MAX_UTTERANCE_ID = 2**53 - 1
 """The largest utterance id: every id is exact in JSON numbers (IEEE doubles) and in the audit store."""
 
@@ -80,6 +91,8 @@ class Profile(BaseModel):
     aliases: list[str] = Field(default_factory=list)
     intents: list[str] = Field(default_factory=list)
     background: list[BackgroundItem] = Field(default_factory=list)
+    speaking: Speaking = Speaking.balanced
+    """How forward the delegate is for them; a meeting may set its own (`MeetingSpec.speaking`)."""
 
     @property
     def speaker_label(self) -> str:

@@ -29,6 +29,8 @@ class Reply:
     content: str | None = None
     status: int = 200
     delay_s: float = 0.0
+    retry_after: str | None = None
+    """With a 429 or 503: the Retry-After header sent with it."""
 
 
 Script = Callable[[str], Reply | str]
@@ -37,10 +39,15 @@ Script = Callable[[str], Reply | str]
 class ScriptedOpenAI:
     """`POST /v1/chat/completions` answered by `script(prompt)`; every prompt received is kept in `prompts`."""
 
-    def __init__(self, script: Script) -> None:
+    def __init__(self, script: Script, refuse_schema: bool = False) -> None:
         self.script = script
+        self.refuse_schema = refuse_schema
+        """Answer a `json_schema` response format with HTTP 400, as servers without structured outputs do."""
         self.prompts: list[str] = []
         self.bodies: list[dict[str, Any]] = []
+        self.refused = 0
+        self.in_flight = 0
+        self.most_in_flight = 0
         self._ids = itertools.count(1)
         app = FastAPI()
         app.add_api_route("/v1/chat/completions", self._complete, methods=["POST"])
@@ -87,9 +94,25 @@ class ScriptedOpenAI:
             self.script = script
         self.prompts.clear()
         self.bodies.clear()
+        self.refused = 0
+        self.most_in_flight = 0
 
     async def _complete(self, request: Request) -> JSONResponse:
+        self.in_flight += 1
+        self.most_in_flight = max(self.most_in_flight, self.in_flight)
+        try:
+            return await self._answer(request)
+        finally:
+            self.in_flight -= 1
+
+    async def _answer(self, request: Request) -> JSONResponse:
         body = await request.json()
+        if self.refuse_schema and (body.get("response_format") or {}).get("type") == "json_schema":
+            self.refused += 1
+            return JSONResponse(
+                {"error": {"message": "response_format of type json_schema is not supported", "type": "invalid_request_error"}},
+                status_code=400,
+            )
         prompt = "\n".join(
             m["content"] for m in body.get("messages", []) if isinstance(m.get("content"), str)
         )
@@ -104,6 +127,7 @@ class ScriptedOpenAI:
             return JSONResponse(
                 {"error": {"message": "scripted failure", "type": "server_error", "code": None}},
                 status_code=reply.status,
+                headers={"retry-after": reply.retry_after} if reply.retry_after is not None else None,
             )
         n = next(self._ids)
         return JSONResponse(

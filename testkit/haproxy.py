@@ -9,8 +9,6 @@ hashing moves only a dead process's meetings; a connection refused by a dead pro
 from __future__ import annotations
 
 import contextlib
-import resource
-import shutil
 import socket
 import subprocess
 import time
@@ -18,6 +16,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
+from delegate.server.fleet.haproxy import find_haproxy as find_binary
+from delegate.server.fleet.haproxy import haproxy_config, max_connections
 from testkit.cluster import LoopbackProcess, free_port
 
 
@@ -25,49 +25,9 @@ class HAProxyUnavailable(RuntimeError):
     """No HAProxy binary here; the message says what to install."""
 
 
-def max_connections() -> int:
-    """As many connections as the open-file limit allows HAProxy (two descriptors each, a few spare)."""
-    return max(256, min(20000, resource.getrlimit(resource.RLIMIT_NOFILE)[1] // 2 - 100))
-
-
 def config(port: int, backends: list[tuple[str, int]], maxconn: int | None = None) -> str:
-    maxconn = maxconn or max_connections()
-    servers = "\n".join(
-        f"    server {name} 127.0.0.1:{backend_port} check" for name, backend_port in backends
-    )
-    return f"""global
-    maxconn {maxconn}
-
-defaults
-    mode http
-    timeout connect 2s
-    # A dead process refuses a check at once; a busy one gets 2 s to answer it, or checks every 500 ms would
-    # take a loaded process out, cut all its meetings and pile them onto the other (a cascade, measured).
-    timeout check 2s
-    timeout client 60s
-    timeout server 60s
-    # A meeting's WebSocket is idle between utterances: the tunnel timeout, not the client one, applies.
-    timeout tunnel 1h
-    retries 3
-    option redispatch 1
-
-frontend meetings
-    bind 127.0.0.1:{port}
-    maxconn {maxconn}
-    default_backend delegates
-
-backend delegates
-    balance uri depth 3
-    hash-type consistent
-    option httpchk GET /healthz
-    http-check expect status 200
-    # A dead process is out within a second: checked every 500 ms (250 ms once one check failed), two failures
-    # mark it down, and its tunnels are cut at once so their clients reconnect now, not at their next send.
-    # (Not `observe layer4 ... mark-down`: a thousand clients connecting at once can time one connection out,
-    # and a live process would be taken out for it.)
-    default-server inter 500ms fastinter 250ms downinter 1s fall 2 rise 2 on-marked-down shutdown-sessions maxconn {maxconn}
-{servers}
-"""
+    """docs/deploy.md's configuration on a loopback port (the one `delegate serve --workers` writes)."""
+    return haproxy_config("127.0.0.1", port, backends, maxconn or max_connections())
 
 
 @dataclass
@@ -76,7 +36,7 @@ class HAProxy(LoopbackProcess):
 
 
 def find_haproxy() -> str:
-    exe = shutil.which("haproxy") or next((p for p in ("/usr/sbin/haproxy",) if Path(p).exists()), None)
+    exe = find_binary()
     if exe is None:
         raise HAProxyUnavailable("no haproxy binary; install Debian's `haproxy`")
     return exe

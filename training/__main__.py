@@ -117,9 +117,9 @@ def floor_labels(
     """Fine-tune the floor reader on careful readers' labels, one per fold, and score trees, reader and stacks held out (needs `[train-text]`)."""
     import hashlib
 
-    from training import floor_labels as fl
     from training import floor_reader as fr
     from training.corpora import load_all
+    from training.floor_text import labels as fl
 
     for option, path in (("--qmsum", qmsum), ("--elitr", elitr)):
         if not path.is_dir():
@@ -182,6 +182,12 @@ def reader_moments(
     double: float = typer.Option(0.1, min=0.0, max=1.0, help="Share of the moments dealt to two packets (agreement)."),
     jobs: int = typer.Option(2, min=1, help="Processes reading the meetings."),
     seed: int = typer.Option(0),
+    corpora: str = typer.Option("ami,icsi,committee,elitr", help="Comma-separated corpora to draw from."),
+    principals_only: bool = typer.Option(False, help="Only the candidates a meeting has a written brief for (benchmark principals)."),
+    per_meeting: int = typer.Option(14, min=1, help="At most this many moments of one meeting."),
+    after: Path = typer.Option(None, help="An earlier round's key.jsonl: its moments are not drawn again, ids go on after its."),
+    in_order: int = typer.Option(0, min=0, help="Deal whole meetings, this many to a packet, their moments in the meeting's "
+                                 "order (for a few meetings with many moments each); 0: no meeting twice in a packet."),
 ) -> None:
     """Draw the moments careful readers judge (where a label teaches the floor model most) and write blind packets."""
     from concurrent.futures import ProcessPoolExecutor
@@ -192,13 +198,80 @@ def reader_moments(
     for option, folder in (("--qmsum", qmsum), ("--elitr", elitr)):
         if not folder.is_dir():
             raise typer.BadParameter(f"{folder} is not a folder; point {option} at it")
-    meetings = load_all(qmsum, elitr, None)
+    wanted = {c.strip() for c in corpora.split(",") if c.strip()}
+    meetings = [m for m in load_all(qmsum, elitr, None) if m.corpus in wanted]
+    before = [json.loads(line) for line in after.read_text(encoding="utf-8").splitlines()] if after is not None else []
+    taken = {(k["meeting_id"], k["utterance"], k["candidate"]) for k in before}
     with ProcessPoolExecutor(jobs) as pool:
-        found = dict(zip((m.meeting_id for m in meetings), pool.map(rm.candidates_of, meetings, chunksize=4), strict=True))
-    chosen = rm.choose(found, moments, seed)
-    dealt = rm.deal(chosen, packets, double, seed)
+        drawn = pool.map(rm.candidates_of, meetings, [seed] * len(meetings), [principals_only] * len(meetings), chunksize=4)
+        found = dict(zip((m.meeting_id for m in meetings), drawn, strict=True))
+    chosen = rm.choose(found, moments, seed, per_meeting, taken, first_id=len(before) + 1)
+    dealt = rm.deal_in_order(chosen, in_order, double, seed) if in_order else rm.deal(chosen, packets, double, seed)
     rm.write(meetings, chosen, dealt, out, seed)
     typer.echo(json.dumps({"moments": len(chosen), "labels": sum(map(len, dealt)), "packets": [len(d) for d in dealt]}))
+@app.command("answer-selector")
+def answer_selector(
+    elitr: Path = typer.Option(_SHARED / "benchmark" / "elitr-dev", help="ELITR dev meetings (delegate-bench/1): expected points label the items."),
+    workplace: Path = typer.Option(_SHARED / "benchmark" / "workplace-dev", help="A workplace-scenario/1 folder (its cases' source_refs label the brief's items)."),
+    readers: Path = typer.Option(None, help="Careful readers' labels (.jsonl: moment, speak, item), when there are any."),
+    out: Path = typer.Option(Path("delegate/weights/answer_selector.json"), help="The shipped weights."),
+    report: Path = typer.Option(None, help="Also write the leave-one-meeting-out fold weights (REPORT/folds), the ELITR-only model and figures.json here."),
+    labels: str = typer.Option("reply", help="How ELITR items are labelled: reply (the share of a reply composed from the item alone "
+                               "that the offline judge attributes to the expected points) or points (the item's sentences match one)."),
+    seed: int = typer.Option(0),
+) -> None:
+    """Fit the answer selector (delegate.decide.reply.selector) and print its held-out figures."""
+    from training.answer_selector import run
+
+    if not elitr.is_dir():
+        raise typer.BadParameter(f"{elitr} is not a folder; point --elitr at it")
+    if not workplace.is_dir():
+        raise typer.BadParameter(f"{workplace} is not a folder; point --workplace at it")
+    if readers is not None and not readers.is_file():
+        raise typer.BadParameter(f"{readers} is not a file; point --readers at the readers' labels.jsonl")
+    if labels not in ("reply", "points"):
+        raise typer.BadParameter(f"--labels {labels!r}: choose reply or points")
+    typer.echo(json.dumps(run(elitr, workplace, readers, out, report, seed, labels), indent=2))
+
+
+@app.command("ask-calibration")
+def ask_calibration(
+    data: Path = typer.Option(_SHARED / "benchmark" / "elitr-dev", help="ELITR dev meetings (delegate-bench/1)."),
+    questions: Path = typer.Option(_SHARED / "benchmark" / "elitr-bench-qa-dev" / "elitr-bench-qa_dev.json", help="ELITR-Bench dev questions."),
+    out: Path = typer.Option(Path("delegate/weights/ask_calibration.json"), help="The shipped calibration."),
+) -> None:
+    """Calibrate the embedded asker's confidence and threshold (delegate.ask.calibration); prints the held-out figures."""
+    from training.ask_calibration import run
+
+    if not data.is_dir():
+        raise typer.BadParameter(f"{data} is not a folder; point --data at it")
+    if not questions.is_file():
+        raise typer.BadParameter(f"{questions} is not a file; point --questions at it")
+    typer.echo(json.dumps(run(data, questions, out), indent=2))
+
+
+@app.command("floor-readers")
+def floor_readers(
+    labels: Path = typer.Option(Path("docs/floor-readers/labels.jsonl"), help="The careful readers' labels (one line per moment and packet)."),
+    key: Path = typer.Option(None, help="The packets' key (meeting, turn index, candidate); default: those the labels' lines carry."),
+    qmsum: Path = typer.Option(_SHARED / "corpora" / "qmsum", help="QMSum meetings (train/ and val/)."),
+    elitr: Path = typer.Option(_SHARED / "benchmark" / "elitr-dev", help="ELITR dev meetings (delegate-bench/1)."),
+    folds: Path = typer.Option(Path("reports/floor/report/folds"), help="The next-speaker folds of `turn-taking --report`."),
+    rows: Path = typer.Option(Path("reports/floor/rows.npz"), help="The next-speaker rows of `turn-taking --rows` (for the QMSum-only model)."),
+    out: Path = typer.Option(Path("reports/floor-readers"), help="Folder for the report, the rebuilt rows (kept: a rerun reuses them) and the folds."),
+    jobs: int = typer.Option(2, min=1, help="Processes rebuilding the labelled moments' rows."),
+    seed: int = typer.Option(0),
+) -> None:
+    """Boost the next-speaker trees on the careful readers' labels; compare trees, text model and stack, held out per ELITR meeting."""
+    from training import floor_readers as fr
+
+    for option, path in (("--labels", labels), ("--key", key), ("--rows", rows)):
+        if path is not None and not path.is_file():
+            raise typer.BadParameter(f"{path} is not a file; point {option} at it")
+    for option, folder in (("--qmsum", qmsum), ("--elitr", elitr), ("--folds", folds)):
+        if not folder.is_dir():
+            raise typer.BadParameter(f"{folder} is not a folder; point {option} at it")
+    typer.echo(json.dumps(fr.run(labels, key, qmsum, elitr, folds, rows, out, seed, jobs), indent=1, default=fr.nan_none))
 
 
 if __name__ == "__main__":

@@ -103,13 +103,16 @@ def _pool(seen: Seen, p: float, threshold: float) -> str | None:
     return "plain"
 
 
-def candidates_of(meeting: TrainingMeeting, seed: int = 0) -> list[Moment]:
-    """Every moment of a meeting that could be given to a reader, each in its pool."""
+def candidates_of(meeting: TrainingMeeting, seed: int = 0, principals_only: bool = False) -> list[Moment]:
+    """Every moment of a meeting that could be given to a reader, each in its pool; with `principals_only`, only the
+    candidates the meeting has a written brief for (a benchmark's principals)."""
     model = shipped()
     out = []
     for seen in walk(meeting, seed):
         if not (seen.profile.background or seen.profile.intents):
             continue  # nothing to read against: a reader could not judge a chime-in
+        if principals_only and seen.candidate not in meeting.profiles:
+            continue
         p = model.probability(seen.features)
         pool = _pool(seen, p, model.threshold)
         if pool is None:
@@ -118,11 +121,15 @@ def candidates_of(meeting: TrainingMeeting, seed: int = 0) -> list[Moment]:
     return out
 
 
-def choose(pools_by_meeting: dict[str, list[Moment]], total: int, seed: int) -> list[Moment]:
-    """`total` moments by the pools' quotas, round-robin over meetings, at most `PER_MEETING` of one meeting."""
+def choose(
+    pools_by_meeting: dict[str, list[Moment]], total: int, seed: int, per_meeting_cap: int = PER_MEETING,
+    taken_before: set[tuple[str, int, str]] | None = None, first_id: int = 1,
+) -> list[Moment]:
+    """`total` moments by the pools' quotas, round-robin over meetings, at most `per_meeting_cap` of one meeting, none
+    of `taken_before` (an earlier round's); ids from `first_id` on."""
     rng = random.Random(seed)
     per_meeting: dict[str, int] = defaultdict(int)
-    taken: set[tuple[str, int, str]] = set()
+    taken: set[tuple[str, int, str]] = set(taken_before or ())
     chosen: list[Moment] = []
     for pool, share in POOLS.items():
         want = round(total * share)
@@ -139,7 +146,7 @@ def choose(pools_by_meeting: dict[str, list[Moment]], total: int, seed: int) -> 
                 while queues[m]:
                     x = queues[m].pop()
                     key = (x.meeting_id, x.utterance, x.candidate)
-                    if key in taken or per_meeting[m] >= PER_MEETING:
+                    if key in taken or per_meeting[m] >= per_meeting_cap:
                         continue
                     taken.add(key)
                     per_meeting[m] += 1
@@ -147,7 +154,7 @@ def choose(pools_by_meeting: dict[str, list[Moment]], total: int, seed: int) -> 
                     got += 1
                     break
     rng.shuffle(chosen)
-    return [Moment(f"M{i + 1:04d}", *list(asdict(x).values())[1:]) for i, x in enumerate(chosen)]
+    return [Moment(f"M{i + first_id:04d}", *list(asdict(x).values())[1:]) for i, x in enumerate(chosen)]
 
 
 def deal(chosen: list[Moment], packets: int, double: float, seed: int) -> list[list[Moment]]:
@@ -169,6 +176,25 @@ def deal(chosen: list[Moment], packets: int, double: float, seed: int) -> list[l
                 meetings[k].add(m.meeting_id)
     for d in dealt:
         rng.shuffle(d)
+    return dealt
+
+
+def deal_in_order(chosen: list[Moment], meetings_per_packet: int, double: float, seed: int) -> list[list[Moment]]:
+    """Whole meetings to a packet, their moments in the meeting's order: a reader labels each before reading on, so a
+    later moment (which shows what followed an earlier one) never colours the earlier label. A `double` share of
+    the moments is also put at the end of another packet, alone of its meeting there."""
+    rng = random.Random(seed + 2)
+    by_meeting: dict[str, list[Moment]] = defaultdict(list)
+    for m in chosen:
+        by_meeting[m.meeting_id].append(m)
+    order = sorted(by_meeting)
+    rng.shuffle(order)
+    groups = [order[i: i + meetings_per_packet] for i in range(0, len(order), meetings_per_packet)]
+    dealt = [[x for mid in g for x in sorted(by_meeting[mid], key=lambda x: (x.utterance, x.candidate))] for g in groups]
+    for m in rng.sample(chosen, round(len(chosen) * double)):
+        others = [k for k, g in enumerate(groups) if m.meeting_id not in g and all(x.meeting_id != m.meeting_id for x in dealt[k])]
+        if others:
+            dealt[rng.choice(others)].append(m)
     return dealt
 
 

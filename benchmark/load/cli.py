@@ -11,6 +11,7 @@ from urllib.parse import urlsplit
 
 import typer
 
+from benchmark.load.echo import echo_served
 from benchmark.load.profile import PY_SPY_MISSING, ProfileSummary, cpu_by_part, recording, summarise
 from benchmark.load.run import LoadReport, print_report, run_load
 from benchmark.load.server import served
@@ -63,6 +64,10 @@ def _command(
     kill_at: float = typer.Option(
         None, "--kill-at", help="With --fleet: seconds into the run when one process is killed (SIGKILL)."
     ),
+    echo: bool = typer.Option(
+        False, "--echo", help="Then the same load on a bare uvicorn WebSocket echo (the limit): its CPU per "
+        "utterance, and the server's as a multiple of it.",
+    ),
 ) -> LoadReport:
     if url and not is_loopback(urlsplit(url).hostname or ""):
         typer.echo(f"benchmark.load: --url must be a loopback address, not {url}", err=True)
@@ -75,6 +80,9 @@ def _command(
         raise typer.Exit(1)
     if kill_at is not None and not (fleet >= 2 and 0 < kill_at < duration):
         typer.echo("benchmark.load: --kill-at needs --fleet 2 or more, and 0 < --kill-at < --duration", err=True)
+        raise typer.Exit(2)
+    if echo and (url or fleet):
+        typer.echo("benchmark.load: --echo compares the server it starts with the echo (not with --url or --fleet)", err=True)
         raise typer.Exit(2)
     if fleet == 1 or (fleet and url):
         typer.echo("benchmark.load: --fleet takes 2 or more processes, and starts them itself (no --url)", err=True)
@@ -110,6 +118,10 @@ def _command(
                 report = report.model_copy(
                     update={"cpu_ms_by_part": cpu_by_part(summary, report.server_cpu_ms_per_utterance)}
                 )
+    if echo:
+        with echo_served() as limit:
+            echo_report = asyncio.run(run_load(limit.url, limit.token, selected, args))
+        report = report.with_echo(echo_report)
     print_report(report)
     if summary is not None:
         print_profile(summary, report.cpu_ms_by_part)

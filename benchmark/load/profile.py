@@ -29,17 +29,20 @@ _GROUPS: dict[str, tuple[str, ...]] = {
     "websocket transport": ("websockets/", "uvicorn/", "starlette/", "fastapi/", "server/stream.py"),
     "event loop (in C) and tasks": ("asyncio/", "uvloop/"),
 }
-INCLUSIVE = (
-    "MeetingSession._on_utterance",
-    "Decisions._decide_and_tell",
-    "ActionDesk.extract",
-    "Later._passes",
-    "Outbox.audit",
-    "Outbox.send",
-    "Outbox.publish",
-    "SQLiteStore._write_loop",
-    "Metrics.decision",
-)
+INCLUSIVE: dict[str, str] = {
+    # The file tells apart functions of one name: py-spy may name a frame by its bare name (`send (…)`).
+    "MeetingSession._on_utterance": "session/meeting_session.py",
+    "Decisions._decide_and_tell": "session/decisions.py",
+    "ActionDesk.extract": "session/actions.py",
+    "Later._passes": "session/later.py",
+    "Outbox.audit": "session/outbox.py",
+    "Outbox.send": "session/outbox.py",
+    "Outbox.publish": "session/outbox.py",
+    "SQLiteStore._commit": "store/sqlite.py",
+    "Metrics.decision": "server/metrics.py",
+    "parse_client_message": "server/protocol.py",
+    "WebSocketConnection.send": "server/stream.py",
+}
 """Functions whose inclusive share (their own time and what they call) the summary reports."""
 
 
@@ -102,8 +105,9 @@ def summarise(collapsed: Path, top: int = 15) -> ProfileSummary:
         if frames:
             self_time[frames[-1]] += n
         groups[_group(frames)] += n
-        for func in INCLUSIVE:
-            if f"{func} (" in stack:
+        for func, where in INCLUSIVE.items():
+            named = (f"{func} (", f"{func.rsplit('.', 1)[-1]} (")  # qualified (CPython 3.11+), or bare (py-spy 0.4.2)
+            if any(frame.startswith(named) and where in frame for frame in frames):
                 inclusive[func] += n
     share = (lambda n: round(n / total, 3)) if total else (lambda n: 0.0)
     return ProfileSummary(

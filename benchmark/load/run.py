@@ -89,6 +89,19 @@ class LoadReport(BaseModel):
     slowest: SlowestDecision | None = None
     cpu_ms_by_part: dict[str, float] | None = None
     """With `--profile`: the server's CPU per utterance (ms) split by the profile's parts."""
+    echo_cpu_ms_per_utterance: float | None = None
+    """With `--echo`: a bare uvicorn WebSocket echo's CPU per utterance under the same load (the limit)."""
+    echo_ratio: float | None = None
+    """`server_cpu_ms_per_utterance` over the echo's."""
+    echo_p99_ms: float | None = None
+
+    def with_echo(self, echo: LoadReport) -> LoadReport:
+        """This report with the echo's figures beside it."""
+        mine, limit = self.server_cpu_ms_per_utterance, echo.server_cpu_ms_per_utterance
+        ratio = round(mine / limit, 2) if mine is not None and limit else None
+        return self.model_copy(
+            update={"echo_cpu_ms_per_utterance": limit, "echo_ratio": ratio, "echo_p99_ms": echo.p99_ms}
+        )
 
 
 @dataclass
@@ -317,5 +330,11 @@ def print_report(report: LoadReport) -> None:
         print(
             f"slowest decision     {w.latency_ms:.1f} ms (engine {w.engine_ms:.1f} ms), utterance {w.utterance_id} of "
             f"{w.meeting_id}: {w.cause}"
+        )
+    if report.echo_cpu_ms_per_utterance is not None:
+        ratio = "-" if report.echo_ratio is None else f"{report.echo_ratio:.2f}x"
+        print(
+            f"bare echo (limit)    {report.echo_cpu_ms_per_utterance:.3f} ms per utterance, p99 "
+            f"{_ms(report.echo_p99_ms)}; the server takes {ratio} the echo's CPU"
         )
     print(f"load average         {report.loadavg or '-'}")

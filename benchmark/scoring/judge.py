@@ -8,7 +8,7 @@ from typing import Literal, Protocol
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 
-from delegate.decide.spoken import unmask
+from delegate.decide.reply.spoken import unmask
 from delegate.language.similarity import EMBEDDING_WEIGHT, OVERLAP_WEIGHT, embedding, similarity
 from delegate.language.text import clean, content_words
 from delegate.models import Profile

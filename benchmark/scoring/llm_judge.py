@@ -90,6 +90,7 @@ class JudgeModel:
             budget_s=self.timeout_s,
             attempts=self.settings.llm_retries + 1,
             on_request=self._requests,
+            max_tokens=self.settings.llm_max_tokens,
         )
 
 

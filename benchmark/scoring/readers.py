@@ -6,6 +6,11 @@ to readers, at most one moment per meeting per reader. Each reader's packet hold
 the engine sees: the last turns and the principal's brief, never the answer. `score` reads the readers'
 verdicts and, given a replay's `cases.jsonl`, puts the engine's decisions on the same moments beside them.
 
+`stream` draws its moments from a whole-meeting replay instead: the engine's speaks and as many of its silences
+(after someone else's substantive turn), each meeting decided by its leave-one-meeting-out fold at one speaking
+level, so that readers judge how many of the engine's interventions a careful person would also make; the key
+(kept apart from the packets) says whether the engine spoke and whether the principal really took the floor.
+
 Packets quote the meetings, so they are written outside the repository; only verdicts (case ids and
 yes/no) are worth keeping.
 """
@@ -142,6 +147,144 @@ def _rates(spoke: dict[str, bool], key: list[Moment]) -> dict[str, float | int]:
             said = sum(spoke[m.case_id] for m in group)
             out[kind] = f"{said if kind not in ('swapped', 'engaged') else len(group) - said} of {len(group)}"
     return out
+
+
+STREAM_TURNS = 10
+"""Turns a stream reader sees: the latest and the nine before it."""
+
+
+def stream_packet(meeting: BenchMeeting, principal: str, utterance: int, number: int, turns: int = STREAM_TURNS) -> str:
+    """One stream moment as a reader sees it: the principal's shareable brief and the last turns, nothing after."""
+    profile = meeting.profile(principal)
+    at = next(i for i, u in enumerate(meeting.utterances) if u.id == utterance)
+    shown = meeting.utterances[max(0, at + 1 - turns): at + 1]
+    lines = [f"## Moment {number}", "", f"You attend for **{profile.name}** (speaker label {principal}).", ""]
+    if profile.intents:
+        lines += ["What they want from this meeting:", *[f"- {i}" for i in profile.intents], ""]
+    lines.append("What they know:")
+    lines += [f"- ({item.context}) {item.information}" for item in profile.background if item.shareable]
+    lines += ["", "The meeting so far (last turns; the last one was just said):", ""]
+    lines += [f"{u.id}. {meeting.display_name(u.speaker)}{' (you)' if u.speaker == principal else ''}: {u.text}" for u in shown]
+    lines += ["", f"Should {profile.name} speak now, right after turn {utterance}? (yes / no)", ""]
+    return "\n".join(lines)
+
+
+def _spread(pool: list[Moment], n: int, rng: random.Random) -> list[Moment]:
+    """`n` moments round-robin over the meetings, so that no meeting's habits fill the sample."""
+    by_meeting: dict[str, list[Moment]] = defaultdict(list)
+    for m in pool:
+        by_meeting[m.meeting_id].append(m)
+    for group in by_meeting.values():
+        rng.shuffle(group)
+    order = sorted(by_meeting)
+    rng.shuffle(order)
+    picked: list[Moment] = []
+    while len(picked) < n and any(by_meeting[k] for k in order):
+        for k in order:
+            if by_meeting[k] and len(picked) < n:
+                picked.append(by_meeting[k].pop())
+    return picked
+
+
+@app.command()
+def stream(
+    data: Annotated[Path, typer.Option(help="Meeting file or folder (delegate-bench/1).")],
+    weights_folds: Annotated[Path, typer.Option("--weights-folds", help="Fold weights, one per meeting, named after it.")],
+    out: Annotated[Path, typer.Option(help="Folder for the packets (outside the repository).")],
+    key: Annotated[Path, typer.Option(help="Where the key goes (JSON lines; kept apart from the packets).")],
+    speaks: int = 60,
+    speaking: str = "balanced",
+    seed: int = 0,
+) -> None:
+    """Replay every meeting at one speaking level, draw `speaks` of the engine's speaks and as many silences, and
+    deal them into packets holding one moment per meeting."""
+    import asyncio
+
+    from benchmark.replay import fold_engine
+    from benchmark.scoring.runner import run_stream
+    from delegate.decide.speaking import SpeakingAt
+    from delegate.meeting import is_backchannel
+    from delegate.models import Speaking
+
+    try:
+        level = Speaking(speaking)
+    except ValueError as e:
+        raise typer.BadParameter(f"--speaking {speaking!r}: choose addressed, balanced or forward") from e
+    meetings = load(data)
+    engine = SpeakingAt(fold_engine(weights_folds, meetings), level)
+    spoke: list[Moment] = []
+    silent: list[Moment] = []
+    truth: dict[str, bool] = {}
+    for m in meetings:
+        for p in sorted(m.profiles):
+            result = asyncio.run(run_stream(m, p, engine))
+            said, taken = set(result.speaks), set(result.floor_taken)
+            for u in m.utterances:
+                case_id = f"{m.meeting_id}/{p}/{u.id}#stream"
+                truth[case_id] = u.id in taken
+                if u.id in said:
+                    spoke.append(Moment(case_id=case_id, meeting_id=m.meeting_id, kind="speak"))
+                elif u.speaker != p and not is_backchannel(u.text):
+                    silent.append(Moment(case_id=case_id, meeting_id=m.meeting_id, kind="silence"))
+    rng = random.Random(seed)
+    chosen = _spread(spoke, speaks, rng) + _spread(silent, speaks, rng)
+    per_meeting = max(sum(1 for c in chosen if c.meeting_id == mid) for mid in {c.meeting_id for c in chosen})
+    hands = deal(chosen, per_meeting, seed)
+    by_id = {m.meeting_id: m for m in meetings}
+    out.mkdir(parents=True, exist_ok=True)
+    key.parent.mkdir(parents=True, exist_ok=True)
+    rows = []
+    for r, hand in enumerate(hands, 1):
+        parts = []
+        for i, moment in enumerate(hand, 1):
+            _, principal, rest = moment.case_id.split("/")
+            utterance = int(rest.split("#")[0])
+            parts.append(stream_packet(by_id[moment.meeting_id], principal, utterance, i))
+            rows.append({"case_id": moment.case_id, "packet": r, "number": i, "meeting_id": moment.meeting_id, "principal": principal,
+                         "utterance": utterance, "speaking": level.value, "engine_spoke": moment.kind == "speak",
+                         "principal_spoke": truth[moment.case_id]})
+        (out / f"packet_{r:02d}.md").write_text(f"# Packet {r:02d}: {len(hand)} moments\n\n" + "\n\n".join(parts), encoding="utf-8")
+    key.write_text("".join(json.dumps(row) + "\n" for row in rows), encoding="utf-8")
+    typer.echo(json.dumps({"speaks": sum(c.kind == "speak" for c in chosen), "silences": sum(c.kind == "silence" for c in chosen),
+                           "packets": len(hands), "engine_speaks_in_replay": len(spoke)}))
+
+
+def stream_figures(key: list[dict], verdicts: dict[tuple[int, int], bool]) -> dict:
+    """How many of the engine's speaks careful readers would also make, split by whether the principal really spoke,
+    and how many of its silences they would keep."""
+    missing = [(r["packet"], r["number"]) for r in key if (r["packet"], r["number"]) not in verdicts]
+    if missing:
+        raise typer.BadParameter(f"no verdict for {len(missing)} moments, e.g. packet {missing[0][0]} moment {missing[0][1]}")
+
+    def share(rows: list[dict], want: bool) -> dict:
+        agree = sum(verdicts[(r["packet"], r["number"])] is want for r in rows)
+        return {"moments": len(rows), "readers_agree": agree, "share": round(agree / len(rows), 4) if rows else None}
+
+    speaks = [r for r in key if r["engine_spoke"]]
+    silences = [r for r in key if not r["engine_spoke"]]
+    return {
+        "speaks_readers_would_make": share(speaks, True),
+        "speaks_where_the_principal_spoke": share([r for r in speaks if r["principal_spoke"]], True),
+        "speaks_where_the_principal_did_not": share([r for r in speaks if not r["principal_spoke"]], True),
+        "silences_readers_would_keep": share(silences, False),
+        "silences_where_the_principal_spoke": share([r for r in silences if r["principal_spoke"]], False),
+        "silences_where_the_principal_did_not": share([r for r in silences if not r["principal_spoke"]], False),
+    }
+
+
+@app.command("stream-score")
+def stream_score(
+    key: Annotated[Path, typer.Option(help="The key `stream` wrote (JSON lines).")],
+    verdicts: Annotated[Path, typer.Option(help='JSON lines: {"packet": N, "moment": K, "speak": true|false}, one per moment.')],
+) -> None:
+    """The readers' verdicts on a stream sample: the share of the engine's speaks they would also make."""
+    rows = [json.loads(line) for line in key.read_text(encoding="utf-8").splitlines() if line.strip()]
+    said: dict[tuple[int, int], bool] = {}
+    for line in verdicts.read_text(encoding="utf-8").splitlines():
+        if line.strip():
+            v = json.loads(line)
+            said[(int(v["packet"]), int(v["moment"]))] = bool(v["speak"])
+    typer.echo(json.dumps(stream_figures(rows, said), indent=1))
 
 
 @app.command()

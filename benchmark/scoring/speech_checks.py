@@ -16,7 +16,7 @@ import re
 
 from pydantic import BaseModel, ConfigDict
 
-from delegate.decide.spoken import THIRD_PERSON_OPENERS
+from delegate.decide.reply.spoken import THIRD_PERSON_OPENERS
 from delegate.language.similarity import similarity
 from delegate.language.text import MASK
 from delegate.models import Profile

@@ -11,6 +11,7 @@ import typer
 from benchmark.scoring.data import BenchDataError
 from benchmark.workplace.run import run
 from benchmark.workplace.scenario import load_scenario
+from delegate.decide.reply.selector import AnswerSelector
 from delegate.sources.items import SourceError
 
 cli = typer.Typer(rich_markup_mode=None, add_completion=False)
@@ -21,11 +22,14 @@ def main(
     scenario: Path = typer.Option(..., "--scenario", help="A workplace-scenario/1 folder (scenario.json, sources/, meeting.json)."),
     out: Path = typer.Option(..., "--out", file_okay=False, help="Folder for report.json and cases.jsonl."),
     lookup: bool = typer.Option(True, "--lookup/--no-lookup", help="Let the delegate search the sources live for what the brief does not cover."),
+    selector: Path = typer.Option(None, "--selector", dir_okay=False, help="Answer selector weights to use instead of the shipped ones "
+                                  "(held out: `python -m training answer-selector --report DIR` writes DIR/elitr_only.json)."),
 ) -> None:
     try:
         loaded = load_scenario(scenario)
-        report, lines = asyncio.run(run(loaded, lookup))
-    except (BenchDataError, SourceError) as e:
+        picked = AnswerSelector.read(selector) if selector is not None else None
+        report, lines = asyncio.run(run(loaded, lookup, picked))
+    except (BenchDataError, SourceError, OSError, ValueError) as e:
         typer.echo(f"benchmark.workplace: {e}", err=True)
         raise typer.Exit(2) from None
     out.mkdir(parents=True, exist_ok=True)

@@ -10,8 +10,9 @@ from benchmark.scoring.data import BenchMeeting, ProfileSpec
 from benchmark.scoring.judge import OfflineJudge
 from benchmark.scoring.runner import CaseResult, run_case
 from benchmark.workplace.scenario import Scenario
-from delegate.decide.compose import HOLDING_LINES
 from delegate.decide.local import LocalEngine
+from delegate.decide.reply.compose import HOLDING_LINES
+from delegate.decide.reply.selector import AnswerSelector
 from delegate.models import Profile
 from delegate.sources.brief import Brief, Meeting, build_brief
 from delegate.sources.folder import load_sources
@@ -49,13 +50,14 @@ def _holding(response: str) -> bool:
     return response.strip() in HOLDING_LINES or any(w in response.lower() for w in ("i'll check", "follow up", "find out"))
 
 
-async def run(scenario: Scenario, lookup: bool = True) -> tuple[dict[str, Any], list[dict[str, Any]]]:
-    """The embedded engine on the brief; with `lookup`, it also searches the scenario's sources live."""
+async def run(scenario: Scenario, lookup: bool = True, selector: AnswerSelector | None = None) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """The embedded engine on the brief; with `lookup`, it also searches the scenario's sources live; `selector`:
+    the answer selector to pick items with (default: the shipped one; one fitted without this scenario keeps it held out)."""
     brief, sources, brief_s = brief_for(scenario)
     t0 = time.perf_counter()
     index = SourceIndex(sources, brief.meeting, scenario.spec.principal.email) if lookup else None
     index_s = time.perf_counter() - t0
-    engine = LocalEngine(lookup_for=(lambda _m, _p: index) if index is not None else None)
+    engine = LocalEngine(lookup_for=(lambda _m, _p: index) if index is not None else None, selector_for=(lambda _m: selector) if selector else None)
     meeting = briefed_meeting(scenario, brief.profile)
     background = brief.profile.background
     judge = OfflineJudge()

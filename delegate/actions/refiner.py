@@ -189,6 +189,7 @@ class LLMActionRefiner:
                 RefineReply,
                 budget_s=self.settings.llm_timeout_s,
                 attempts=self.settings.llm_retries + 1,
+                max_tokens=self.settings.llm_max_tokens,
                 on_request=self._requests,
                 logger=bound,
             )

@@ -14,7 +14,7 @@ from delegate.models import Profile
 Audience = Literal["principal", "meeting"]
 """Who will read the answer: the principal alone, or (possibly) the other participants."""
 
-NO_ANSWER = "Nothing in the meeting so far answers that."
+NO_ANSWER = "Nothing in the meeting so far says."
 WITHHELD = "I cannot answer that without sharing something the principal keeps private."
 
 

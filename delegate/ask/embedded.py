@@ -19,6 +19,8 @@ from pydantic import BaseModel
 
 from delegate import guard
 from delegate.ask.base import NO_ANSWER, WITHHELD, Answer, Audience
+from delegate.ask.calibration import AskCalibration
+from delegate.ask.calibration import shipped as shipped_calibration
 from delegate.ask.commitments import Commitments, people_named
 from delegate.ask.retrieval import Hit, TurnIndex, sentences
 from delegate.language.questions import (
@@ -155,12 +157,34 @@ def _source(meeting: MeetingState, hit: Hit, quote: str) -> str:
     return f"turn {hit.utterance.id}, {meeting.display_name(hit.utterance.speaker)}: “{_unmask(_quote(quote), meeting)}”"
 
 
+_GREETING = r"(?:hi|hello|hey|thanks|thank you|okay|ok|yes|yeah|so|well|and|but)"
+
+
+def _addressed(meeting: MeetingState, text: str) -> set[str]:
+    """Labels of the people a sentence speaks to rather than about: a name after a greeting or set off by a
+    comma at the sentence's start ("Hi Carol, I'm here for …"), or at its end ("…, Carol?")."""
+    out = set()
+    for label in people_named(meeting, text):
+        names = [re.escape(f"[{label}]"), re.escape(label), *(re.escape(n) for n in (meeting.names.get(label, "").split()[:1]))]
+        name = "(?:" + "|".join(n for n in names if n) + ")"
+        start = re.search(rf"^\W*(?:{_GREETING}\W+)*{name}\s*[,.!?]", text, re.IGNORECASE)
+        end = re.search(rf",\s*{name}\s*[.!?]*\s*$", text, re.IGNORECASE)
+        if start or end:
+            out.add(label)
+    return out
+
+
+ADDRESSED_WEIGHT = 0.3
+"""A person a sentence speaks to is weaker evidence than one it speaks about, or its speaker saying "I"."""
+
+
 def _who(meeting: MeetingState, question: str, ranked: list[_Sentence], hits: list[Hit]) -> _Draft | None:
     asked_about = people_named(meeting, question)
     evidence: dict[str, list[tuple[float, _Sentence]]] = {}
     for s in ranked[:8]:
         speaker = hits[s.hit_index].utterance.speaker
-        found = {(label, 1.0) for label in people_named(meeting, s.text)}
+        addressed = _addressed(meeting, s.text)
+        found = {(label, ADDRESSED_WEIGHT if label in addressed else 1.0) for label in people_named(meeting, s.text)}
         found.add((speaker, 0.9 if FIRST_PERSON.search(s.text) else 0.25))
         for label, weight in found:
             if label not in asked_about:
@@ -294,7 +318,10 @@ class EmbeddedAsker:
 
     name = "local"
 
-    def __init__(self) -> None:
+    def __init__(self, calibration: AskCalibration | None = None) -> None:
+        """`calibration`: raw score to the chance an answer is right, and the threshold below which the answer is
+        "nothing in the meeting says" (default: the shipped one)."""
+        self.calibration = calibration if calibration is not None else shipped_calibration()
         self._indexes: dict[str, TurnIndex] = {}
         self._commitments = Commitments()
 
@@ -343,7 +370,12 @@ class EmbeddedAsker:
         started = time.perf_counter()
         kind = question_type(question)
         draft, hits = self._draft(meeting, question, kind, self.retrieve(meeting, question), self._index(meeting))
-        text, used, confidence = (draft.text, draft.hits, draft.score) if draft else (NO_ANSWER, [], 0.0)
+        confidence = self.calibration.confidence(draft.score) if draft else 0.0
+        if draft is not None and confidence < self.calibration.threshold:
+            # More likely wrong than right: saying so beats a guess ("tomorrow" from an unrelated turn).
+            log.info("answer_unsure", meeting_id=meeting.meeting_id, question_type=kind.value, confidence=round(confidence, 3))
+            draft = None
+        text, used = (draft.text, draft.hits) if draft else (NO_ANSWER, [])
         items: list[int] = []
         if principal is not None and audience == "principal":
             note = _best_note(question, principal)

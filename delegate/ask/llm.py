@@ -121,6 +121,7 @@ class LLMAsker:
                 AskReply,
                 budget_s=budget,
                 attempts=self.settings.llm_retries + 1,
+                max_tokens=self.settings.llm_max_tokens,
                 logger=bound,
             )
             text = " ".join(reply.answer.split())

@@ -14,6 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from delegate.addressing import Roster, named
+from delegate.decide.speaking import LEVELS, Level, admits, margin
 from delegate.decide.turn_taking import (
     TurnTakingModel,
     addressing,
@@ -51,6 +52,8 @@ class Cue:
     reason: str
     floor: float = 0.0
     """The model's probability that the floor is the principal's now (0 where no model was asked)."""
+    margin: float | None = None
+    """Its log-odds above the deciding model's threshold (None where a name or a rule decided)."""
 
 
 def detect(
@@ -60,8 +63,10 @@ def detect(
     read: bool = True,
     rules: Rules = RULES,
     text: bool = True,
+    level: Level | None = None,
 ) -> Cue:
-    """The cue of the latest utterance; `read=False` keeps the reading models out of it, `text=False` the floor reader."""
+    """The cue of the latest utterance; `read=False` keeps the reading models out of it, `text=False` the floor reader;
+    `level`: what the floor model's verdict must reach (default: the principal's speaking level's)."""
     last = meeting.last
     if last is None:
         return Cue(Scenario.none, 1.0, "nothing said yet")
@@ -95,12 +100,15 @@ def detect(
     model = model or shipped()
     verdict = floor(meeting, principal, addr, model, read, text)
     p = verdict.probability
+    m = margin(p, verdict.threshold)
     if not verdict.taken:
         why = "the floor is not theirs now" + (" (read against their brief)" if verdict.read else "")
-        return Cue(Scenario.none, round(1 - p, 3), why, p)
+        return Cue(Scenario.none, round(1 - p, 3), why, p, m)
     partner = rules.partner_implicit and meeting.recent_speakers(2)[1:2] == [me]
+    if not admits(level or LEVELS[principal.speaking], m, question, partner):
+        return Cue(Scenario.none, round(1 - p, 3), f"the floor may be theirs, not clearly enough to speak ({principal.speaking} speaking)", p, m)
     read = " (their brief answers it)" if verdict.read else ""
     if question or partner:
         why = "asked right after the principal spoke" if partner else "a question whose floor falls to the principal"
-        return Cue(Scenario.implicit_cue, round(p, 3), why + read, p)
-    return Cue(Scenario.chime_in, round(p, 3), "the discussion reached the principal and the floor is open" + read, p)
+        return Cue(Scenario.implicit_cue, round(p, 3), why + read, p, m)
+    return Cue(Scenario.chime_in, round(p, 3), "the discussion reached the principal and the floor is open" + read, p, m)

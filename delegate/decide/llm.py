@@ -16,6 +16,7 @@ from pydantic import BaseModel, ConfigDict
 from delegate import guard
 from delegate.config import Settings
 from delegate.decide.base import Engine
+from delegate.decide.reply.plan import plan_for
 from delegate.language.text import content_words
 from delegate.llm.client import LLMClient, LLMFailure, call_budget, chat_json, make_client
 from delegate.llm.prompts import (
@@ -117,10 +118,12 @@ class LLMEngine:
         """The engagement prompt within `llm_context_tokens`, and the transcript texts it shows."""
         view = principal_view(principal)
         attendees = [meeting.display_name(a) for a in meeting.attendees]
-        fixed = render(ENGAGE_PROMPT, principal=view, attendees=attendees, transcript=[], hint=hint)
+        # What the last turn asks of the principal, read by rule (`plan`): the prompt says what a colleague answers to each kind.
+        kind = plan_for(meeting, principal).kind.value.replace("_", "/")
+        fixed = render(ENGAGE_PROMPT, principal=view, attendees=attendees, transcript=[], hint=hint, turn_kind=kind)
         budget = max(self.settings.llm_context_tokens - approx_tokens(fixed), 64)
         window = transcript_window(meeting, principal, budget)
-        prompt = render(ENGAGE_PROMPT, principal=view, attendees=attendees, transcript=window, hint=hint)
+        prompt = render(ENGAGE_PROMPT, principal=view, attendees=attendees, transcript=window, hint=hint, turn_kind=kind)
         return prompt, [line.text for line in window]
 
     async def consult(
@@ -149,6 +152,7 @@ class LLMEngine:
                 attempts=self.settings.llm_retries + 1,
                 on_request=self._requests,
                 logger=bound,
+                max_tokens=self.settings.llm_max_tokens,
             )
             speak = cap_speech(" ".join(reply.speak.split()), self.settings.llm_max_speak_chars)
             verdict = guard.check(speak, principal, shown)

@@ -11,10 +11,12 @@ import asyncio
 import time
 from collections.abc import Callable
 
-from delegate.decide.answers import Lookup, settle
-from delegate.decide.compose import HOLDING_LINES, compose, holding_line
-from delegate.decide.cues import RULES, Rules, current_talk, detect
+from delegate.decide.cues import RULES, Rules, detect
 from delegate.decide.reading import BatchedReading
+from delegate.decide.reply.answers import Lookup
+from delegate.decide.reply.plan import plan_for
+from delegate.decide.reply.respond import respond
+from delegate.decide.reply.selector import AnswerSelector
 from delegate.decide.turn_taking import TurnTakingModel
 from delegate.language.deferred import NotReadYet, deferred
 from delegate.language.similarity import warm_up
@@ -35,19 +37,22 @@ class LocalEngine:
         read: bool = True,
         rules: Rules = RULES,
         text: bool = False,
+        selector_for: Callable[[str], AnswerSelector] | None = None,
     ) -> None:
         """`model_for(meeting_id)`: the turn-taking model to use in that meeting (default: the shipped one);
         the benchmark scores each meeting with a model that did not train on it. `lookup_for`: the search
         over the principal's allowed sources in that meeting, if any (built once per meeting by its owner). `read`:
         whether the floor's reading models run where the cheap model is unsure (`Settings.floor_reader`); `text`: whether
         the floor reader's stack, where the weights hold one, decides there (`Settings.floor_text`); `rules`: which
-        hand-made rules around the floor model apply (all, but in the ablation)."""
+        hand-made rules around the floor model apply (all, but in the ablation); `selector_for(meeting_id)`: the answer
+        selector to use there (default: the shipped one; the benchmark passes one fitted without that meeting)."""
         self.model_for = model_for
         self.lookup_for = lookup_for
         self.reading = BatchedReading()
         self.read = read
         self.rules = rules
         self.text = text
+        self.selector_for = selector_for
         # Load the static embeddings now, so the first decision of a meeting is as fast as the others.
         warm_up()
 
@@ -64,20 +69,16 @@ class LocalEngine:
         used_src: list[str] = []
         confidence = cue.confidence
         if cue.scenario is not Scenario.none:
-            talk = current_talk(meeting)
             lookup = self.lookup_for(meeting, principal) if self.lookup_for else None
-            words = settle(meeting, principal, cue, compose(meeting, principal, cue, talk), talk, lookup)
-            if words.text in HOLDING_LINES:
-                speak, reason = words.text, f"{cue.reason}; {words.why}"
-            elif words.text:
-                speak, used_bg, used_int, used_src = words.text, words.used_background, words.used_intents, words.used_sources
+            selector = self.selector_for(meeting.meeting_id) if self.selector_for else None
+            words = respond(meeting, principal, cue, plan_for(meeting, principal), lookup, selector)
+            speak, used_bg, used_int, used_src = words.text, words.used_background, words.used_intents, words.used_sources
+            if used_bg or used_src or used_int:
                 source = f"background item {used_bg[0]}" if used_bg else f"source item {used_src[0]}" if used_src else f"intent {used_int[0]}"
                 reason = f"{cue.reason}; answers from {source}"
-            elif cue.scenario is Scenario.explicit_cue:
-                speak = holding_line(last.text)
-                reason = f"{cue.reason}; nothing in the profile answers it, so a holding line"
             else:
-                reason = f"{cue.reason}, but nothing in the profile is worth saying"
+                reason = f"{cue.reason}; {words.why}"
+            if not speak:
                 confidence = 0.5
         return Decision(
             utterance_id=last.id,

@@ -34,16 +34,10 @@ from pipecat.frames.frames import (
 )
 from pipecat.processors.frame_processor import FrameDirection, FrameProcessor
 
+from delegate.disclosure import DISCLOSURE as DISCLOSURE  # re-exported: the text apps format
+from delegate.disclosure import DISCLOSURE_WITHHELD
 from delegate.integrations.delegates import MeetingDelegate, Outcome
 from delegate.server.protocol import DecisionMessage, SpeechCancel
-
-DISCLOSURE = (
-    "Hello, this is {name}'s AI delegate. I am listening for {name} and may answer for them; "
-    "what I say is recorded for them."
-)
-"""Said on joining unless the app says otherwise: participants are owed to know a bot speaks for someone."""
-
-DISCLOSURE_WITHHELD = "(the disclosure was withheld: it touched a private item)"
 
 
 class DelegateProcessor(FrameProcessor):

@@ -8,9 +8,11 @@ import asyncio
 import json
 import re
 import time
+import weakref
 from collections import Counter
-from typing import Literal, TypeVar
+from typing import Any, Literal, TypeVar, cast
 
+import httpx
 import openai
 import structlog
 from openai import AsyncOpenAI
@@ -37,10 +39,14 @@ class LLMFailure(Exception):
         self.detail = detail
 
 
-def make_client(settings: Settings) -> AsyncOpenAI:
-    """An async client for `settings.llm_base_url`; retries and timeouts are ours, so the client's are off."""
+def make_client(settings: Settings, transport: httpx.AsyncBaseTransport | None = None) -> AsyncOpenAI:
+    """An async client for `settings.llm_base_url`; retries and timeouts are ours, so the client's are off.
+
+    `transport` sits under the client (the benchmarks' cache, rate-limit waits and ledger: `delegate.llm.ledger`)."""
+    http = httpx.AsyncClient(transport=transport, timeout=settings.llm_timeout_s) if transport is not None else None
     return AsyncOpenAI(
-        base_url=settings.llm_base_url, api_key=api_key(settings), max_retries=0, timeout=settings.llm_timeout_s
+        base_url=settings.llm_base_url, api_key=api_key(settings), max_retries=0, timeout=settings.llm_timeout_s,
+        http_client=http,
     )
 
 
@@ -52,6 +58,79 @@ def api_key(settings: Settings) -> str:
         raise ConfigError("an LLM engine needs OPENAI_API_KEY, or OPENAI_BASE_URL pointing at a local server")
     # Servers without auth (vLLM, Ollama, llama.cpp) ignore the key, but the client insists on one.
     return "unused"
+
+
+FORMATS = ("json_schema", "json_object with the schema", "json_object")
+"""How an answer is bound, strictest first: OpenAI's structured outputs (OpenAI, vLLM, Ollama, llama.cpp's own
+server); a JSON object with the schema beside it (llama-cpp-python's server turns it into a grammar); a JSON object."""
+_LEVEL: weakref.WeakKeyDictionary[AsyncOpenAI, int] = weakref.WeakKeyDictionary()
+"""Per client, the strictest format its server took: a refusal moves it down once, for every later call."""
+
+
+def _strict(schema: dict[str, Any]) -> dict[str, Any]:
+    """A pydantic JSON schema as strict structured outputs want it: every property required, no others allowed."""
+    out = dict(schema)
+    if out.get("type") == "object" and "properties" in out:
+        out["properties"] = {k: _strict(v) for k, v in out["properties"].items()}
+        out["required"] = list(out["properties"])
+        out["additionalProperties"] = False
+    for key in ("items", "anyOf", "$defs"):
+        if isinstance(out.get(key), dict):
+            out[key] = {k: _strict(v) for k, v in out[key].items()} if key == "$defs" else _strict(out[key])
+        elif isinstance(out.get(key), list):
+            out[key] = [_strict(v) for v in out[key]]
+    out.pop("default", None)
+    out.pop("title", None)
+    return out
+
+
+GRAMMAR_MAX_CHARS = 400
+GRAMMAR_MAX_ITEMS = 12
+
+
+def _bounded(schema: dict[str, Any]) -> dict[str, Any]:
+    """The schema with every free string and list bounded: a server that turns it into a grammar then always closes
+    the object within a few hundred tokens (a small model held to a grammar can otherwise write one string forever)."""
+    out = dict(schema)
+    if out.get("type") == "string" and "enum" not in out:
+        out.setdefault("maxLength", GRAMMAR_MAX_CHARS)
+    if out.get("type") == "array":
+        out.setdefault("maxItems", GRAMMAR_MAX_ITEMS)
+    for key, value in list(out.items()):
+        if key in ("properties", "$defs") and isinstance(value, dict):
+            out[key] = {k: _bounded(v) for k, v in value.items()}
+        elif key in ("items",) and isinstance(value, dict):
+            out[key] = _bounded(value)
+        elif key == "anyOf" and isinstance(value, list):
+            out[key] = [_bounded(v) for v in value]
+    return out
+
+
+def response_format(reply_type: type[BaseModel], level: int = 0) -> dict[str, Any]:
+    """The `response_format` binding an answer to `reply_type`'s schema, at `FORMATS[level]`."""
+    schema = _strict(reply_type.model_json_schema())
+    if level == 0:
+        return {"type": "json_schema", "json_schema": {"name": reply_type.__name__, "schema": schema, "strict": True}}
+    if level == 1:
+        return {"type": "json_object", "schema": _bounded(schema)}
+    return {"type": "json_object"}
+
+
+def format_used(client: AsyncOpenAI) -> str:
+    """How this client's answers are bound now (`FORMATS`)."""
+    return FORMATS[_LEVEL.get(client, 0)]
+
+
+def assume_format(client: AsyncOpenAI, name: str) -> None:
+    """Start this client at a format its server is known to take (a benchmark remembers it between runs)."""
+    if name in FORMATS:
+        _LEVEL[client] = FORMATS.index(name)
+
+
+def _refuses_format(error: openai.APIStatusError) -> bool:
+    # Servers say it differently: 400 (OpenAI-style), 422 (request validation), 500 (llama-cpp-python's server).
+    said = str(error).lower()
+    return error.status_code in (400, 422, 500) and ("response_format" in said or "schema" in said)
 
 
 _FENCE = re.compile(r"^```(?:json)?\s*|\s*```$")
@@ -101,6 +180,7 @@ async def chat_json(
     attempts: int,
     on_request: Counter[str] | None = None,
     logger: FilteringBoundLogger | None = None,
+    max_tokens: int | None = None,
 ) -> T:
     """Send `prompt` as one user message and validate the JSON answer, retrying within `budget_s` overall.
 
@@ -117,11 +197,8 @@ async def chat_json(
                 if on_request is not None:
                     on_request["requests"] += 1
                 try:
-                    response = await client.chat.completions.create(
-                        model=model,
-                        messages=[{"role": "user", "content": prompt}],
-                        response_format={"type": "json_object"},
-                        timeout=max(deadline - loop.time(), 0.001),
+                    response = await _create(
+                        client, model, prompt, reply_type, max(deadline - loop.time(), 0.001), on_request, logger, max_tokens
                     )
                     if not response.choices:
                         raise ValueError("answer without choices")
@@ -138,6 +215,30 @@ async def chat_json(
     except TimeoutError:
         raise LLMFailure("timeout", f"no usable answer within {budget_s:g}s") from None
     raise _failure(last)
+
+
+async def _create(
+    client: AsyncOpenAI, model: str, prompt: str, reply_type: type[T], timeout: float,
+    on_request: Counter[str] | None, logger: FilteringBoundLogger, max_tokens: int | None = None,
+) -> Any:
+    """One request, its answer bound as strictly as the server allows; a server that refuses a format is asked again
+    at once with the next one (`FORMATS`), and from then on."""
+    messages: Any = [{"role": "user", "content": prompt}]
+    limit: Any = {"max_tokens": max_tokens} if max_tokens is not None else {}
+    while True:
+        level = _LEVEL.get(client, 0)
+        try:
+            return await client.chat.completions.create(
+                model=model, messages=messages, response_format=cast(Any, response_format(reply_type, level)), timeout=timeout,
+                **limit,
+            )
+        except openai.APIStatusError as e:
+            if level + 1 >= len(FORMATS) or not _refuses_format(e):
+                raise
+            _LEVEL[client] = max(_LEVEL.get(client, 0), level + 1)
+            if on_request is not None:
+                on_request["format_refused"] += 1
+            logger.warning("llm_format_refused", refused=FORMATS[level], now=FORMATS[level + 1], detail=str(e)[:200])
 
 
 CANCEL_MARGIN_S = 0.03

@@ -6,8 +6,10 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import errno
+import json
 import socket
 import sys
+import urllib.parse
 import uuid
 from collections.abc import AsyncIterator, Callable
 from typing import TYPE_CHECKING, Annotated, NoReturn
@@ -15,9 +17,11 @@ from typing import TYPE_CHECKING, Annotated, NoReturn
 import structlog
 import uvicorn
 from fastapi import Depends, FastAPI, Path, Query, Request, WebSocket
+from fastapi.exception_handlers import http_exception_handler
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse, Response, StreamingResponse
 from fastapi_offline import FastAPIOffline
+from starlette.exceptions import HTTPException
 
 from delegate import __version__, guard
 from delegate.ask.embedded import Answer
@@ -25,7 +29,7 @@ from delegate.config import Settings, load_settings
 from delegate.decide import check_engine
 from delegate.logs import configure_logging
 from delegate.models import MAX_UTTERANCE_ID, Decision, ProposedAction
-from delegate.server import console, history, roles
+from delegate.server import bots, console, history, roles
 from delegate.server.auth import Auth, Credential, audit_id, check_binding, client_id, owner_key
 from delegate.server.components import Components, Service
 from delegate.server.history import PastMeeting
@@ -34,6 +38,8 @@ from delegate.server.metrics import CONTENT_TYPE, Metrics
 from delegate.server.protocol import (
     MEETING_ID,
     AskRequest,
+    AttendRequest,
+    BotStatus,
     BriefAttendee,
     BriefDraft,
     BriefRequest,
@@ -50,6 +56,7 @@ from delegate.server.protocol import (
     SpeechResult,
     ValidationFailure,
     Verdict,
+    check_meeting_id,
     field_hint,
 )
 from delegate.server.registry import MeetingSession, Sessions
@@ -79,6 +86,7 @@ _HTTP_STATUS = {
     ErrorCode.bad_meeting_id: 422,
     ErrorCode.too_large: 413,
     ErrorCode.too_many: 429,
+    ErrorCode.not_configured: 503,
 }
 SWITCH_INTERVAL_S = 0.001
 SSE_PING_S = 15.0
@@ -110,6 +118,7 @@ Caller = Annotated[str, Depends(_principal)]
 
 def _meeting_credential(meeting_id: str, credential: CredentialDep) -> Credential:
     """The caller's credential on a meeting's route: a bot token only on its own meeting's."""
+    check_meeting_id(meeting_id)
     roles.check_meeting(credential, meeting_id)
     return credential
 
@@ -209,6 +218,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         voice=parts.voice,
         approval_timeout_s=settings.approval_timeout_s,
         watch_limit=settings.watch_queue_events,
+        takeovers_at_once=settings.takeovers_at_once,
     )
     svc = Service(
         settings=settings,
@@ -218,6 +228,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         sessions=sessions,
         sockets=SocketCounter(settings.max_sockets_per_token),
     )
+    hosted = bots.HostedBots(settings.public_url, bots.ServiceKeys())
 
     @contextlib.asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
@@ -233,6 +244,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
             try:
                 yield
             finally:
+                await hosted.stop_all()
                 reaper.cancel()
                 # Stopping ends no meeting: each resumes from its log, after a restart or on another process.
                 await sessions.suspend_all("server_stopped")
@@ -246,6 +258,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     # Swagger UI and ReDoc assets come from the fastapi-offline package: `/docs` works with no CDN in reach.
     app: FastAPI = FastAPIOffline(title="Meeting Delegate", version=__version__, lifespan=lifespan)
     app.state.service = svc
+    app.state.bots = hosted
     app.add_middleware(BodyLimit, max_bytes=settings.max_body_bytes)
 
     @app.exception_handler(ProtocolError)
@@ -256,17 +269,32 @@ def create_app(settings: Settings | None = None) -> FastAPI:
 
     @app.exception_handler(RequestValidationError)
     async def _validation_error(request: Request, exc: RequestValidationError) -> JSONResponse:
+        errors = exc.errors()
+        not_json = next((e for e in errors if e.get("type") == "json_invalid"), None)
+        if not_json is not None:
+            return await _protocol_error(request, _bad_json(not_json, exc.body))
         metrics.error(ErrorCode.bad_message)
         fields = [
             FieldError(loc=".".join(str(p) for p in e.get("loc", ()) if p != "body") or "(body)", message=e.get("msg", "") + field_hint(e))
-            for e in exc.errors()
+            for e in errors
         ] or [FieldError(loc="(body)", message="invalid request")]
+        # A misspelt field also leaves the one meant missing: the detail names the misspelling.
+        shown = next((f for f, e in zip(fields, errors, strict=False) if field_hint(e)), fields[0])
         body = ValidationFailure(
-            code=ErrorCode.bad_message, detail=f"{fields[0].loc}: {fields[0].message}", fields=fields
+            code=ErrorCode.bad_message, detail=f"{shown.loc}: {shown.message}", fields=fields
         )
         return JSONResponse(body.model_dump(mode="json"), status_code=422)
 
+    @app.exception_handler(HTTPException)
+    async def _no_route(request: Request, exc: HTTPException) -> Response:
+        # `/v1/meetings/a%2Fb/...`: an encoded slash makes the decoded path match no route.
+        segment = _meeting_segment(request) if exc.status_code == 404 else None
+        if segment is not None and not MEETING_ID.fullmatch(segment):
+            return await _protocol_error(request, ProtocolError(ErrorCode.bad_meeting_id))
+        return await http_exception_handler(request, exc)
+
     console.mount(app)
+    app.mount(bots.MOUNT, hosted)  # the meeting-bot services' webhooks and audio: signed by them, no bearer token
 
     @app.get("/healthz")
     async def healthz() -> JSONResponse:
@@ -333,8 +361,20 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         )
 
     @app.get("/v1/meetings/{meeting_id}")
-    async def meeting(found: OwnedMeeting) -> MeetingInfo:
-        return found.info()
+    async def meeting(found: OwnedMeeting, credential: MeetingCredential) -> MeetingInfo:
+        info = found.info()
+        bot = hosted.status(credential.owner, info.meeting_id)
+        return info if bot is None else info.model_copy(update={"bot": bot})
+
+    @app.post("/v1/meetings/{meeting_id}/attend", status_code=202)
+    async def attend(body: AttendRequest, request: Request, caller: Caller, session: OwnedSession) -> BotStatus:
+        """Send a meeting-bot service's bot into the call; this server runs its bridge (docs/meetings.md)."""
+        return await hosted.start(session, body, _own_url(request), svc.auth.bot_token(caller, session.meeting_id))
+
+    @app.delete("/v1/meetings/{meeting_id}/attend")
+    async def leave_call(meeting_id: str, caller: Caller) -> BotStatus:
+        """Ask the hosted bot to leave the call (the meeting ends with it, as when the call ends)."""
+        return await hosted.ask_to_leave(caller, meeting_id)
 
     @app.get("/v1/meetings/{meeting_id}/decisions")
     async def decisions(found: OwnedMeeting, credential: MeetingCredential) -> list[Decision]:
@@ -380,8 +420,8 @@ def create_app(settings: Settings | None = None) -> FastAPI:
 
     @app.get("/v1/meetings/{meeting_id}/audit")
     async def audit_log(meeting_id: str, caller: Caller) -> Response:
-        key = audit_id(caller, meeting_id) if MEETING_ID.fullmatch(meeting_id) else None
-        found = await store.events(key) if key is not None else []
+        check_meeting_id(meeting_id)
+        found = await store.events(audit_id(caller, meeting_id))
         if not found:
             raise ProtocolError(ErrorCode.not_found, f"No meeting {meeting_id!r}.")
         lines = (
@@ -394,6 +434,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
             headers={"Content-Disposition": f'attachment; filename="{meeting_id}.audit.jsonl"'},
         )
 
+    @app.websocket("/v1/meetings/{meeting_id:path}/stream")  # `a%2Fb` too, to be refused with `bad_meeting_id`
     @app.websocket("/v1/meetings/{meeting_id}/stream")
     async def stream(ws: WebSocket, meeting_id: str) -> None:
         await ws.accept()
@@ -406,7 +447,35 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     return app
 
 
+def _own_url(request: Request) -> str:
+    """This process as its own hosted bridges reach it: the address the request came in on (never a proxy's)."""
+    server = request.scope.get("server")
+    if not server or server[1] is None:
+        raise ProtocolError(ErrorCode.not_configured, "The server listens on no TCP address a bridge can reach.")
+    host, port = server
+    return f"http://[{host}]:{port}" if ":" in host else f"http://{host}:{port}"
+
+
 _AUDIT_FIELDS = {"seq", "ts", "meeting_id", "kind", "utterance_id", "payload"}
+
+
+def _bad_json(error: dict[str, object], body: object) -> ProtocolError:
+    """FastAPI's "JSON decode error" at a character offset, as the parser says it: what, at which line and column."""
+    ctx = error.get("ctx")
+    what = str(ctx.get("error", "not JSON")) if isinstance(ctx, dict) else "not JSON"
+    loc = error.get("loc")
+    pos = loc[-1] if isinstance(loc, tuple | list) and loc and isinstance(loc[-1], int) else None
+    doc = body.decode("utf-8", "replace") if isinstance(body, bytes) else body
+    where = str(json.JSONDecodeError(what, doc, pos)) if isinstance(doc, str) and pos is not None else what
+    return ProtocolError(ErrorCode.bad_json, f"The body is not valid JSON: {where}.")
+
+
+def _meeting_segment(request: Request) -> str | None:
+    """The meeting id of a `/v1/meetings/{id}...` path as the client sent it (percent-decoded), else None."""
+    parts = request.scope.get("raw_path", b"").decode("latin-1").split("?", 1)[0].split("/")
+    if parts[:3] != ["", "v1", "meetings"] or len(parts) < 4:
+        return None
+    return urllib.parse.unquote(parts[3])
 
 
 async def _event_stream(watcher: Watcher, unsubscribe: Callable[[], None]) -> AsyncIterator[str]:
@@ -442,11 +511,25 @@ def uvicorn_config(app: FastAPI, settings: Settings, host: str, port: int) -> uv
 
 
 class Server(uvicorn.Server):
-    """uvicorn's server, ending the watchers' event streams first when it stops: uvicorn waits for every open
-    response before the app's own shutdown, and an event stream does not end by itself."""
+    """uvicorn's server, taking its hosted bots out of their calls and ending the watchers' event streams first
+    when it stops: uvicorn waits for every open response before the app's own shutdown, and an event stream does
+    not end by itself."""
+
+    ready_line: str | None = None
+    """Printed once the app has started (`delegate serve`'s "listening on ..."): uvicorn says nothing of the
+    address of a socket handed to it."""
+
+    async def startup(self, sockets: list[socket.socket] | None = None) -> None:
+        await super().startup(sockets)
+        if self.started and self.ready_line is not None:
+            print(self.ready_line, flush=True)
 
     async def shutdown(self, sockets: list[socket.socket] | None = None) -> None:
-        service = getattr(getattr(self.config.app, "state", None), "service", None)
+        state = getattr(self.config.app, "state", None)
+        hosted = getattr(state, "bots", None)
+        if isinstance(hosted, bots.HostedBots):
+            await hosted.stop_all()  # before uvicorn closes their streams to this server
+        service = getattr(state, "service", None)
         if isinstance(service, Service):
             service.sessions.end_watching()
         await super().shutdown(sockets)
@@ -478,7 +561,16 @@ def run(host: str | None = None, port: int | None = None, settings: Settings | N
         app = create_app(settings)
     except DatabaseInUse as e:
         _exit(str(e), 1)
-    Server(uvicorn_config(app, settings, host, port)).run(sockets=[sock])
+    server = Server(uvicorn_config(app, settings, host, port))
+    server.ready_line = listening_line(host, sock.getsockname()[1])
+    server.run(sockets=[sock])
+
+
+def listening_line(host: str, port: int) -> str:
+    """Where the server answers, and its console's page, as a browser or `DelegateClient` takes them."""
+    shown = f"[{host}]" if ":" in host else host
+    local = {"0.0.0.0": "127.0.0.1", "::": "[::1]"}.get(host, shown)  # a wildcard is no address to open
+    return f"delegate: listening on http://{shown}:{port}; console: http://{local}:{port}/"
 
 
 def _listen(host: str, port: int) -> socket.socket:

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 
 from delegate.models import Decision, Profile, ProposedAction, Utterance
 from delegate.server.approval import HeldSpeech
-from delegate.server.protocol import BackgroundView, MeetingInfo, MeetingSpec, WatchEvent
+from delegate.server.protocol import AdmissionEvent, BackgroundView, MeetingInfo, MeetingSpec, WatchEvent
 from delegate.server.rebuild import rebuild
 from delegate.server.watch import replay
 from delegate.store.base import AuditKind, Store
@@ -27,6 +27,8 @@ class PastMeeting:
     utterances: list[Utterance] = field(default_factory=list)
     speech: dict[int, HeldSpeech] = field(default_factory=dict)
     ended_reason: str | None = None
+    followed: bool = False
+    """A service reported where the bot stood (`admission`): the replay starts with its last state."""
 
     def info(self) -> MeetingInfo:
         return self.summary
@@ -34,7 +36,10 @@ class PastMeeting:
     def replay(self) -> list[WatchEvent]:
         """The meeting as watch events; an ended one ends with `meeting_ended`."""
         ended = (self.ended_reason or "ended") if self.summary.ended else None
-        return replay(self.summary.meeting_id, self.utterances, self.decisions, self.speech, self.actions.values(), ended)
+        events = replay(self.summary.meeting_id, self.utterances, self.decisions, self.speech, self.actions.values(), ended)
+        if self.followed:
+            events.insert(0, AdmissionEvent(meeting_id=self.summary.meeting_id, state=self.summary.admission))
+        return events
 
 
 async def from_log(store: Store, key: str, meeting_id: str) -> PastMeeting | None:
@@ -66,6 +71,8 @@ async def from_log(store: Store, key: str, meeting_id: str) -> PastMeeting | Non
         last_activity=events[-1].ts,
         ended=rebuilt.ended,
         approval=spec.approval,
+        speaking=spec.principal.speaking,
+        admission=rebuilt.admission or "in_meeting",
         background=_background(spec.principal, p.get("private_items", 0), p.get("private_at")),
     )
     return PastMeeting(
@@ -75,6 +82,7 @@ async def from_log(store: Store, key: str, meeting_id: str) -> PastMeeting | Non
         list(rebuilt.state.utterances),
         dict(rebuilt.speech),
         rebuilt.ended_reason,
+        followed=p.get("admission") == "joining" or any(e.kind == AuditKind.admission for e in events),
     )
 
 

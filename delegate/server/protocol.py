@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import json
 import re
@@ -16,7 +17,15 @@ from delegate import models
 from delegate.ask.base import Answer, Audience
 from delegate.extras import missing_extra
 from delegate.field_hints import did_you_mean, field_names
-from delegate.models import BackgroundItem, Decision, Profile, ProposedAction, Utterance, UtteranceId
+from delegate.models import (
+    BackgroundItem,
+    Decision,
+    Profile,
+    ProposedAction,
+    Speaking,
+    Utterance,
+    UtteranceId,
+)
 
 MEETING_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}")
 """A meeting id, to be used with `fullmatch` (`$` would let a trailing newline through)."""
@@ -49,6 +58,7 @@ class ErrorCode(StrEnum):
     voice_not_supported = "voice_not_supported"
     not_pending = "not_pending"
     private_text = "private_text"
+    not_configured = "not_configured"
     internal = "internal"
 
 
@@ -85,6 +95,7 @@ ERROR_TEXT: dict[ErrorCode, str] = {
     ErrorCode.voice_not_supported: "This server cannot speak (no text-to-speech installed); replies come as text only.",
     ErrorCode.not_pending: "This speech is no longer pending: it was approved, rejected or expired.",
     ErrorCode.private_text: "The text gives away an item the principal marked private; nothing was sent.",
+    ErrorCode.not_configured: "This server is not set up for that: a setting is missing (the detail names it).",
     ErrorCode.internal: "The server failed on this message; the session goes on.",
 }
 
@@ -97,6 +108,12 @@ class ProtocolError(Exception):
         self.detail = detail or ERROR_TEXT[code]
         self.utterance_id = utterance_id
         super().__init__(f"{code}: {self.detail}")
+
+
+def check_meeting_id(meeting_id: str) -> None:
+    """Raises `bad_meeting_id` unless the whole of `meeting_id` is a meeting id (a path's, once decoded)."""
+    if not MEETING_ID.fullmatch(meeting_id):
+        raise ProtocolError(ErrorCode.bad_meeting_id)
 
 
 def unavailable(error: ModuleNotFoundError, code: ErrorCode) -> ProtocolError:
@@ -130,6 +147,14 @@ ApprovalStatus = Literal["none", "pending", "approved", "edited", "rejected", "e
 
 MAX_EDIT_CHARS = 2000
 
+AdmissionState = Literal["joining", "waiting_room", "in_meeting", "removed", "ended"]
+"""Where the meeting's bot stands with the meeting itself: asking to join, waiting to be admitted, in it,
+removed by someone, or the meeting ended. The delegate says nothing before `in_meeting`; `removed` and
+`ended` end the delegate's meeting too."""
+
+ADMISSION_ORDER: dict[str, int] = {"joining": 0, "waiting_room": 1, "in_meeting": 2, "removed": 3, "ended": 3}
+"""A state only moves forward (a bot let back into the waiting room, e.g. by a breakout, keeps `in_meeting`)."""
+
 
 # --- client -> server ------------------------------------------------------------------------------
 
@@ -145,6 +170,15 @@ class MeetingSpec(_Message):
     """Engine name; default: the server's `DELEGATE_ENGINE`."""
     approval: Approval = "none"
     """What waits for the principal's approval before the bot's client gets it."""
+    speaking: Speaking | None = None
+    """How forward the delegate is in this meeting (`addressed`, `balanced`, `forward`); default: the brief's."""
+    admission: Literal["joining", "in_meeting"] = "in_meeting"
+    """Where the bot starts: `joining` for a bot a meeting-bot service is still bringing in (it reports each
+    step with `admission` frames); `in_meeting` for a client that is in the meeting already."""
+
+    def delegated(self) -> Profile:
+        """The principal the delegate stands in for here: the meeting's speaking level, if it sets one, over the brief's."""
+        return self.principal if self.speaking is None else self.principal.model_copy(update={"speaking": self.speaking})
 
     def all_attendees(self) -> list[str]:
         """The attendees, the principal always among them, listed or not."""
@@ -228,11 +262,15 @@ class Join(_Message):
     engine: str | None = None
     approval: Approval | None = None
     """Starting a meeting: its approval setting (default `none`); resuming: must match it, if given."""
+    speaking: Speaking | None = None
+    """Starting a meeting: how forward the delegate is in it (default: the brief's `speaking`, itself `balanced`)."""
     last_utterance_id: UtteranceId | None = None
     """Resume: the last utterance id this client sent before it lost the connection."""
     voice: bool | None = None
     """Receive the delegate's replies as speech (`speech_start`, binary PCM, `speech_end`) as well as text.
     Default: yes when the server can speak; `false`: text only. Holds for this connection."""
+    admission: Literal["joining", "in_meeting"] | None = None
+    """Starting a meeting: where its bot starts (`MeetingSpec.admission`, default `in_meeting`)."""
 
     def spec(self) -> MeetingSpec | None:
         if self.principal is None:
@@ -243,6 +281,8 @@ class Join(_Message):
             names=self.names,
             engine=self.engine,
             approval=self.approval or "none",
+            speaking=self.speaking,
+            admission=self.admission or "in_meeting",
         )
 
 
@@ -305,6 +345,16 @@ class Feedback(Verdict):
         return self
 
 
+class Admission(_Message):
+    """The bot's admission changed (a meeting-bot service says so): `in_meeting` lets the delegate speak and
+    makes it disclose what it is; `removed` or `ended` ends the meeting."""
+
+    type: Literal["admission"]
+    state: AdmissionState
+    detail: str = Field(default="", max_length=500)
+    """What the service said (its own state or event name), for the audit."""
+
+
 class Leave(_Message):
     type: Literal["leave"]
     reason: str = Field(default="", max_length=500)
@@ -320,6 +370,25 @@ class AskRequest(_Message):
     credential (a bot token is answered `forbidden`)."""
 
 
+Via = Literal["attendee", "recall"]
+"""The meeting-bot services the delegate has a bridge to."""
+
+BotState = Literal["requested", "waiting_room", "in_meeting", "removed", "ended", "failed"]
+"""Where a bot the server hosts stands: asked for (the service is bringing it in), waiting to be admitted, in the
+meeting, removed, gone (the meeting ended or it was asked to leave), or `failed` (the detail says why)."""
+
+
+class AttendRequest(_Message):
+    """`POST /v1/meetings/{id}/attend` body: send a meeting-bot service's bot into the call for this meeting; the
+    server runs its bridge. The service's keys are the server's (its environment), never the request's."""
+
+    meeting_url: str = Field(min_length=8, max_length=2000, pattern=r"^https://\S+$")
+    """The Zoom, Meet or Teams meeting's link."""
+    via: Via
+    listen: Literal["audio", "transcript"] = "audio"
+    """Attendee only: the meeting's audio into the delegate's own recogniser (`audio`), or Attendee's transcript."""
+
+
 class Ask(AskRequest):
     """A question about the meeting so far, answered by an `answer` frame carrying the same `id`."""
 
@@ -328,9 +397,9 @@ class Ask(AskRequest):
 
 
 ClientMessage = Annotated[
-    Join | UtteranceIn | AudioStart | AudioEnd | Feedback | Leave | Ask, Field(discriminator="type")
+    Join | UtteranceIn | AudioStart | AudioEnd | Feedback | Leave | Ask | Admission, Field(discriminator="type")
 ]
-CLIENT_TYPES = frozenset({"join", "utterance", "audio_start", "audio_end", "feedback", "leave", "ask"})
+CLIENT_TYPES = frozenset({"join", "utterance", "audio_start", "audio_end", "feedback", "leave", "ask", "admission"})
 _client_adapter: TypeAdapter[ClientMessage] = TypeAdapter(ClientMessage)
 
 
@@ -435,9 +504,27 @@ class SpeechCancel(_Outbound):
     reason: Literal["barge_in", "superseded", "failed"] = "barge_in"
 
 
+class AdmissionEvent(_Outbound):
+    """Where the bot stands with the meeting (to watchers; the bot's own `admission` frame is answered by an `ack`)."""
+
+    type: Literal["admission"] = "admission"
+    meeting_id: str
+    state: AdmissionState
+    detail: str = ""
+
+
+class DisclosureMessage(_Outbound):
+    """What the delegate says of itself on entering the meeting, before anything else (docs/meetings.md);
+    with voice, its speech follows (`speech_start` with `utterance_id` -1)."""
+
+    type: Literal["disclosure"] = "disclosure"
+    meeting_id: str
+    text: str
+
+
 ServerMessage = (
     Ack | DecisionMessage | ActionMessage | TranscriptMessage | ErrorMessage | AnswerMessage
-    | SpeechStart | SpeechEnd | SpeechCancel
+    | SpeechStart | SpeechEnd | SpeechCancel | DisclosureMessage
 )
 
 
@@ -493,7 +580,28 @@ class Live(_Outbound):
     meeting_id: str
 
 
-WatchEvent = UtteranceEvent | DecisionMessage | SpeechPending | SpeechResolved | ActionMessage | MeetingEnded | Live
+class BotStatus(_Outbound):
+    """A bot the server hosts for the meeting (`POST /v1/meetings/{id}/attend`), as it stands."""
+
+    via: Via
+    state: BotState
+    detail: str = ""
+    """One line: why it failed or left, or the service's own state."""
+    bot_id: str | None = None
+    """The service's id of the bot, once the service made it."""
+
+
+class BotEvent(BotStatus):
+    """To watchers: the hosted bot's state changed (its steps in the meeting also come as `admission`)."""
+
+    type: Literal["bot"] = "bot"
+    meeting_id: str
+
+
+WatchEvent = (
+    UtteranceEvent | DecisionMessage | SpeechPending | SpeechResolved | ActionMessage | MeetingEnded | Live
+    | AdmissionEvent | DisclosureMessage | BotEvent
+)
 
 
 class BackgroundView(_Outbound):
@@ -529,6 +637,11 @@ class MeetingInfo(_Outbound):
     ended: bool = False
     """The meeting is over (left or idle): served from the audit log."""
     approval: Approval = "none"
+    speaking: Speaking = Speaking.balanced
+    """How forward the delegate is in this meeting (its own setting, else the brief's)."""
+    admission: AdmissionState = "in_meeting"
+    bot: BotStatus | None = None
+    """The bot this server hosts for the meeting (`POST /v1/meetings/{id}/attend`), if any."""
     background: list[BackgroundView] | None = None
     """The principal's background in its order (`used_background` indexes it), private items as blanks;
     None for a meeting logged before the positions of its private items were recorded."""
@@ -564,7 +677,9 @@ def field_hint(error: Any) -> str:
 
 
 def _first_error(err: ValidationError) -> str:
-    e = err.errors(include_url=False)[0]
+    errors = err.errors(include_url=False)
+    # A misspelt field also leaves the one meant missing: name the misspelling, which says both.
+    e = next((e for e in errors if field_hint(e)), errors[0])
     loc = ".".join(str(p) for p in e["loc"] if p not in CLIENT_TYPES) or "(message)"
     return f"{loc}: {e['msg']}{field_hint(e)}"
 
@@ -579,6 +694,11 @@ def _check_encodable(raw: Any) -> None:
 
 def parse_client_message(text: str) -> ClientMessage:
     """One text frame (decoded from valid UTF-8) as a client message, or a ProtocolError naming what is wrong."""
+    if "\\u" not in text:
+        # A good frame is read once, straight from its text; any other goes the long way below, which names
+        # what is wrong (and checks escapes): the same message or the same error either way.
+        with contextlib.suppress(ValidationError):
+            return _client_adapter.validate_json(text)
     try:
         raw = json.loads(text)
     except (json.JSONDecodeError, RecursionError) as e:

@@ -15,7 +15,7 @@ from delegate.actions import ActionExtractor, Extractor
 from delegate.meeting import MeetingState
 from delegate.models import Decision, ProposedAction, Utterance
 from delegate.server.approval import HeldSpeech
-from delegate.server.protocol import MeetingSpec
+from delegate.server.protocol import AdmissionState, MeetingSpec
 from delegate.store.base import ENDED, AuditEvent, AuditKind
 
 _ACTION_FIELDS = frozenset(ProposedAction.model_fields)
@@ -37,6 +37,9 @@ class Rebuilt:
     """The latest utterance, when neither its decision nor its drop was recorded: decide it again."""
     speech: dict[int, HeldSpeech] = field(default_factory=dict)
     """Speech held for the principal's approval, by utterance id, as it stood at the last record."""
+    admission: AdmissionState | None = None
+    """Where the bot stood at the last record (None: as the meeting started)."""
+    disclosed: bool = False
 
     @property
     def pending_speech(self) -> HeldSpeech | None:
@@ -60,6 +63,11 @@ def rebuild(
                 out.engine = p.get("engine")
                 out.owner = p.get("owner")
                 out.created_at = event.ts
+                out.admission = p.get("admission")
+            case AuditKind.admission:
+                out.admission = p.get("state")
+            case AuditKind.disclosure:
+                out.disclosed = True
             case AuditKind.utterance if event.utterance_id is not None:
                 state.add(Utterance(id=event.utterance_id, **{k: v for k, v in p.items() if k in _UTTERANCE_FIELDS}))
                 if extractor is not None:

@@ -22,7 +22,7 @@ from delegate.server.session.later import Later
 from delegate.server.session.meeting_session import MeetingSession
 from delegate.server.session.outbox import CLOSE_REPLACED, CLOSE_RESTART, Connection
 from delegate.server.session.voice_out import VoiceSource
-from delegate.store import ENDED, Store
+from delegate.store import ENDED, MeetingRecord, Store
 
 __all__ = ["CLOSE_REPLACED", "CLOSE_RESTART", "Connection", "MeetingSession", "Sessions", "TranscriberFactory"]
 
@@ -51,7 +51,12 @@ class Sessions:
         voice: VoiceSource | None = None,
         approval_timeout_s: float = 30.0,
         watch_limit: int = 1000,
+        takeovers_at_once: int = 2,
     ) -> None:
+        self._takeovers = asyncio.Semaphore(takeovers_at_once)
+        """Rebuilds from the log under way at once: a storm of them waits its turn, the live meetings go on."""
+        self.taking_over = 0
+        """Rebuilds under way now (at most `takeovers_at_once`)."""
         self._approval_timeout_s = approval_timeout_s
         self._watch_limit = watch_limit
         self._max_per_owner = max_per_owner
@@ -154,6 +159,14 @@ class Sessions:
                 return None
             raise ProtocolError(ErrorCode.meeting_closed)
         self._check_quota(owner)
+        async with self._takeovers:
+            self.taking_over += 1
+            try:
+                return await self._rebuild(key, meeting_id, owner, record)
+            finally:
+                self.taking_over -= 1
+
+    async def _rebuild(self, key: str, meeting_id: str, owner: str, record: MeetingRecord) -> MeetingSession:
         if not await self._store.claim(key):
             raise ProtocolError(
                 ErrorCode.conflict, f"Meeting {meeting_id!r} is open on another server process; retry there."

@@ -21,6 +21,7 @@ from delegate.server.protocol import (
     Join,
     ProtocolError,
     ServerMessage,
+    check_meeting_id,
     parse_client_message,
 )
 from delegate.server.registry import MeetingSession
@@ -71,6 +72,7 @@ async def serve_connection(svc: Service, ws: WebSocket, meeting_id: str) -> None
 
     try:
         credential = svc.auth.credential(ws.headers.get("authorization"))
+        check_meeting_id(meeting_id)  # at once: no frame can make a meeting of it
         roles.check_meeting(credential, meeting_id)
         with svc.sockets.hold(credential.owner):
             await _serve_frames(svc, ws, conn, meeting_id, credential, refuse)

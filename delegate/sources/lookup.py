@@ -18,7 +18,7 @@ from delegate.sources.items import Sources
 
 
 class SourceIndex:
-    """The sources of one meeting, ready to search (`delegate.decide.answers.Lookup`)."""
+    """The sources of one meeting, ready to search (`delegate.decide.reply.answers.Lookup`)."""
 
     def __init__(self, sources: Sources, meeting: Meeting, principal_email: str) -> None:
         live, why, _ = live_items(sources, meeting, principal_email)

@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import asyncio
 import json
+import sqlite3
 import sys
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import NoReturn
 
 from delegate.config import load_settings
 from delegate.store.base import AuditEvent, AuditKind
@@ -69,21 +71,34 @@ def print_audit(meeting_id: str, db: Path | None = None, *, key: str | None = No
     """`python -m delegate audit MEETING_ID`: the meeting's log, oldest first; exit 1 when there is none.
 
     `key`: where the meeting lives in the log when that is not its id (a tenant's, see `server.auth.audit_id`);
-    `hint`: said after "no events" when there are none."""
+    `hint`: said after "no meeting" when there is none. Every failure is one line on stderr."""
     settings = load_settings()
     key = key or meeting_id
     if db is None and settings.database_url:
         where = "PostgreSQL"
-        events = asyncio.run(_postgres_events(settings.database_url, key))
+        try:
+            events = asyncio.run(_postgres_events(settings.database_url, key))
+        except ModuleNotFoundError:
+            raise  # the postgres extra, named by the command line
+        except Exception as e:  # unreachable, refused, no such database: its own words, never the URL
+            _stop(f"cannot read the audit log in PostgreSQL (DELEGATE_DATABASE_URL): {e}")
     else:
         path = db if db is not None else settings.db_path
         where = str(path)
         if not path.exists():
-            print(f"no audit database at {path}", file=sys.stderr)
-            raise SystemExit(1)
-        events = read_events(path, key)
+            _stop(f"no audit database at {path}")
+        if path.is_dir():
+            _stop(f"{path} is a folder: --db takes the audit database file, --data-dir the folder it is in")
+        try:
+            events = read_events(path, key)
+        except sqlite3.DatabaseError as e:
+            _stop(f"{path} is not an audit database ({e})")
     if not events:
-        print(f"no events for meeting {meeting_id!r} in {where}{f'; {hint}' if hint else ''}", file=sys.stderr)
-        raise SystemExit(1)
+        _stop(f"no meeting {meeting_id!r} in the audit log at {where}{f'; {hint}' if hint else ''}")
     for event in events:
         print(format_event(event))
+
+
+def _stop(message: str) -> NoReturn:
+    print(message, file=sys.stderr)
+    raise SystemExit(1)

@@ -35,6 +35,10 @@ class AuditKind(StrEnum):
     """A transcript of the delegate's own voice coming back through the bot's audio: not decided on."""
     speech_resolved = "speech_resolved"
     """A speech held for approval was approved, edited, rejected or expired (`status`, `text`, `reason`)."""
+    admission = "admission"
+    """The bot's admission changed (`state`: joining, waiting_room, in_meeting, removed, ended; `detail`)."""
+    disclosure = "disclosure"
+    """What the delegate said of itself on entering the meeting (`text`)."""
     edit_refused = "edit_refused"
     """An edit of held speech the guard refused: recorded without its words; the speech stays pending."""
 

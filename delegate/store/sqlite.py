@@ -7,7 +7,6 @@ import contextlib
 import itertools
 import json
 import os
-import queue
 import sqlite3
 import threading
 from dataclasses import dataclass
@@ -52,7 +51,8 @@ _STALE = """
 SELECT m.meeting_id FROM meetings m
 WHERE coalesce((SELECT max(ts) FROM events e WHERE e.meeting_id = m.meeting_id), m.created_at) < ?
 """
-_BATCH = 512
+CHECKPOINT_S = 1.0
+"""How often the checkpointer copies the write-ahead log into the database file (off the event loop)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -85,6 +85,9 @@ def _connect(path: Path, readonly: bool = False) -> sqlite3.Connection:
     # deleted, its bytes are overwritten rather than left in the file's free pages.
     conn.execute("PRAGMA secure_delete=ON")
     conn.executescript(_SCHEMA)
+    # Commits only append to the log; the checkpointer thread copies it into the file (the one step that
+    # waits on the disk), so a commit made on the event loop never does.
+    conn.execute("PRAGMA wal_autocheckpoint=0")
     return conn
 
 
@@ -105,7 +108,8 @@ def read_events(path: Path, meeting_id: str) -> list[AuditEvent]:
 
 
 class SQLiteStore:
-    """One writer thread commits events in batches, so the event loop never waits on the disk.
+    """The writes of one turn of the event loop are committed together, in one transaction, when the turn
+    ends; a checkpointer thread copies the log into the file, so the event loop never waits on the disk.
 
     `append` resolves only after the commit: callers tell the client after the record is durable. A batch
     that fails is retried one write at a time, so a poison event fails alone. One process serves the file:
@@ -114,9 +118,9 @@ class SQLiteStore:
 
     def __init__(self, path: Path) -> None:
         self.path = path
-        self._queue: queue.SimpleQueue[list[_Write] | None] = queue.SimpleQueue()
         self._gathering: list[_Write] = []
-        """Writes of the event loop's current turn: handed to the writer together when the turn ends."""
+        """Writes of the event loop's current turn: committed together when the turn ends."""
+        self._stop = threading.Event()
         self._thread: threading.Thread | None = None
         self._writer: sqlite3.Connection | None = None
         self._reader: sqlite3.Connection | None = None
@@ -128,7 +132,8 @@ class SQLiteStore:
         _create_private(self.path)
         self._writer = _connect(self.path)
         self._reader = _connect(self.path)
-        self._thread = threading.Thread(target=self._write_loop, name="audit-writer", daemon=True)
+        self._stop.clear()
+        self._thread = threading.Thread(target=self._checkpoints, name="audit-checkpointer", daemon=True)
         self._thread.start()
 
     async def start(self) -> None:
@@ -136,7 +141,7 @@ class SQLiteStore:
 
     @property
     def healthy(self) -> bool:
-        """Open, and its writer thread alive."""
+        """Open, and its checkpointer thread alive."""
         return self._thread is not None and self._thread.is_alive()
 
     async def append(self, event: AuditEvent) -> int:
@@ -197,7 +202,7 @@ class SQLiteStore:
         if self._thread is None:
             return
         self._hand_over()
-        self._queue.put(None)
+        self._stop.set()
         await asyncio.to_thread(self._thread.join)
         self._thread = None
         for conn in (self._writer, self._reader):
@@ -212,16 +217,16 @@ class SQLiteStore:
         if not self._gathering:
             loop.call_soon(self._hand_over)
         self._gathering.append(_Write(sql, params, loop, future))
-        # A cancelled caller cancels only its wait: the write is queued and goes in regardless (the writer
-        # skips a future already done).
+        # A cancelled caller cancels only its wait: the write is gathered and goes in regardless (a future
+        # already done is skipped).
         return await future
 
     def _hand_over(self) -> None:
-        # One wake-up of the writer thread per turn of the event loop, not per write: at a thousand meetings the
-        # per-write wake-ups (and the writer taking the GIL from the loop each time) were most of the audit's cost.
+        # One transaction per turn of the event loop, on the loop: a writer thread woken for each turn (and
+        # taking the GIL from the loop each time) cost more than the commits it made (benchmark.load --profile).
         batch, self._gathering = self._gathering, []
         if batch:
-            self._queue.put(batch)
+            self._commit(batch)
 
     def _events(self, meeting_id: str) -> list[AuditEvent]:
         assert self._reader is not None
@@ -233,22 +238,17 @@ class SQLiteStore:
         with self._read_lock:
             return self._reader.execute(sql, (key,)).fetchone()
 
-    def _write_loop(self) -> None:
-        stop = False
-        while not stop:
-            batch: list[_Write] = []
-            item = self._queue.get()
-            while item is not None:
-                batch += item
-                if len(batch) >= _BATCH:
-                    break
-                try:
-                    item = self._queue.get_nowait()
-                except queue.Empty:
-                    break
-            stop = item is None
-            if batch:
-                self._commit(batch)
+    def _checkpoints(self) -> None:
+        conn = sqlite3.connect(self.path, check_same_thread=False)
+        try:
+            while not self._stop.wait(CHECKPOINT_S):
+                # PASSIVE: copies what no reader still needs, never blocks the writer; the log starts over
+                # from its beginning once it has all been copied. One that cannot run now runs next time.
+                with contextlib.suppress(sqlite3.OperationalError):
+                    conn.execute("PRAGMA wal_checkpoint(PASSIVE)")
+            conn.execute("PRAGMA wal_checkpoint(PASSIVE)")
+        finally:
+            conn.close()
 
     def _commit(self, batch: list[_Write]) -> None:
         try:
@@ -261,13 +261,15 @@ class SQLiteStore:
                     results.extend(self._transaction([write]))
                 except Exception as e:  # the writer must outlive a failed write: its caller gets the error
                     results.append(e)
-        # One wake-up of each caller's event loop per batch, not per write: at 1,000 utterances/s the
-        # wake-ups were a noticeable share of the loop's time.
-        by_loop: dict[asyncio.AbstractEventLoop, list[tuple[asyncio.Future[int], int | BaseException]]] = {}
+        here = _running_loop()
+        elsewhere: dict[asyncio.AbstractEventLoop, list[tuple[asyncio.Future[int], int | BaseException]]] = {}
         for write, result in zip(batch, results, strict=True):
-            by_loop.setdefault(write.loop, []).append((write.future, result))
-        for loop, outcomes in by_loop.items():
-            # A caller whose event loop has closed is gone; the writer serves the others.
+            if write.loop is here:
+                _resolve(write.future, result)
+            else:
+                elsewhere.setdefault(write.loop, []).append((write.future, result))
+        for loop, outcomes in elsewhere.items():
+            # A caller whose event loop has closed is gone; the others are told.
             with contextlib.suppress(RuntimeError):
                 loop.call_soon_threadsafe(_resolve_all, outcomes)
 
@@ -294,6 +296,13 @@ class SQLiteStore:
                 writer.execute("ROLLBACK")
             raise
         return results
+
+
+def _running_loop() -> asyncio.AbstractEventLoop | None:
+    try:
+        return asyncio.get_running_loop()
+    except RuntimeError:
+        return None
 
 
 def _resolve_all(outcomes: list[tuple[asyncio.Future[int], int | BaseException]]) -> None:

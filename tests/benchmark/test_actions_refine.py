@@ -27,7 +27,8 @@ def llm(monkeypatch: pytest.MonkeyPatch) -> Iterator[ScriptedOpenAI]:
 
 def scores(tmp_path: Path, *args: str) -> tuple[dict[str, float], str]:
     out = tmp_path / f"scores{len(args)}.json"
-    result = CliRunner().invoke(app, ["--json", str(out), *args])
+    cache = ["--cache", str(tmp_path / "llm-cache")] if "--refine" in args else []
+    result = CliRunner().invoke(app, ["--json", str(out), *args, *cache])
     assert result.exit_code == 0, result.output
     return json.loads(out.read_text()), result.output
 

@@ -9,7 +9,7 @@ from typer.testing import CliRunner
 
 from benchmark.colleague_readers import app
 from benchmark.scoring.data import FIXTURES, load
-from delegate.decide.spoken import unmask
+from delegate.decide.reply.spoken import unmask
 
 
 def test_the_packet_holds_the_moment_and_the_reply_only(tmp_path: Path) -> None:

@@ -92,3 +92,42 @@ def test_remote_urls_are_refused(capsys: pytest.CaptureFixture[str]) -> None:
     with pytest.raises(SystemExit):
         main(["--url", "http://example.org:8000", "--duration", "1"])
     assert "loopback" in capsys.readouterr().err
+
+
+def test_the_echo_limit_is_measured_with_the_same_load_and_the_server_compared_to_it(
+    meeting_file: Path, tmp_path: Path
+) -> None:
+    out = tmp_path / "load.json"
+    report = main(
+        ["--meetings", "2", "--rate", "2", "--duration", "2", "--data", str(meeting_file), "--json", str(out), "--echo"]
+    )
+    figures = json.loads(out.read_text())
+    # The echo answered the same frames (its CPU was read from its own /metrics), and the ratio is of the two.
+    assert figures["errors"] == 0 and figures["echo_cpu_ms_per_utterance"] > 0
+    assert figures["echo_ratio"] == pytest.approx(
+        report.server_cpu_ms_per_utterance / figures["echo_cpu_ms_per_utterance"], abs=0.01
+    )
+    assert figures["echo_p99_ms"] > 0
+
+
+def test_the_echo_answers_each_utterance_with_its_ack_and_a_decision_frame() -> None:
+    import asyncio
+
+    from websockets.asyncio.client import connect
+
+    from benchmark.load.echo import echo_served
+
+    async def talk(url: str) -> list[dict[str, object]]:
+        async with connect(url.replace("http", "ws", 1) + "/v1/meetings/m1/stream") as ws:
+            await ws.send(json.dumps({"type": "join", "principal": {"name": "Ana"}}))
+            frames = [json.loads(await ws.recv())]
+            await ws.send(json.dumps({"type": "utterance", "id": 7, "speaker": "Bo", "text": "hello"}))
+            frames += [json.loads(await ws.recv()), json.loads(await ws.recv())]
+            await ws.send(json.dumps({"type": "leave"}))
+            return frames
+
+    with echo_served() as echo:
+        joined, ack, decision = asyncio.run(talk(echo.url))
+    assert joined["type"] == "ack" and joined["of"] == "join"
+    assert ack == {"type": "ack", "of": "utterance", "meeting_id": "m1", "utterance_id": 7}
+    assert decision["type"] == "decision" and decision["decision"]["utterance_id"] == 7  # type: ignore[index]

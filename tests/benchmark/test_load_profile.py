@@ -66,3 +66,17 @@ def test_the_slowest_decision_says_whether_the_engine_or_the_wait_took_its_time(
     assert engine.cause.startswith("the engine") and "encoder" in engine.cause and engine.latency_ms == 50.0
     waited = SlowestDecision.of("m", 4, 0.5, {"latency_ms": 0.4, "reason": "a backchannel"})
     assert waited.cause.startswith("waiting") and waited.engine_ms == 0.4
+
+
+def test_a_frame_named_by_its_bare_function_name_counts_for_that_function_in_its_file(tmp_path: Path) -> None:
+    # py-spy 0.4.2 names frames without their class: `_on_utterance (...)`; a `send` elsewhere is not the outbox's.
+    collapsed = tmp_path / "profile.txt"
+    collapsed.write_text(
+        "run (asyncio/runners.py:118);_on_utterance (delegate/server/session/meeting_session.py:432);"
+        "send (delegate/server/session/outbox.py:70);send (delegate/server/stream.py:44) 30\n"
+        f"run (asyncio/runners.py:118);send ({SITE}/uvicorn/protocols/websockets/websockets_sansio_impl.py:300) 70\n"
+    )
+    summary = summarise(collapsed)
+    assert summary.inclusive["MeetingSession._on_utterance"] == 0.3
+    assert summary.inclusive["Outbox.send"] == 0.3 and summary.inclusive["WebSocketConnection.send"] == 0.3
+    assert summary.inclusive["Decisions._decide_and_tell"] == 0.0

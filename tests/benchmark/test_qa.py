@@ -156,7 +156,7 @@ def test_benchmark_with_the_llm_asker_and_the_llm_judge(tmp_path: Path, monkeypa
         monkeypatch.setenv("DELEGATE_LLM_TIMEOUT_S", "10")
         out = tmp_path / "report.json"
         run = CliRunner().invoke(cli, ["--data", str(FIXTURES), "--questions", str(qfile), "--json", str(out),
-                                       "--engine", "llm", "--judge", "llm"])
+                                       "--engine", "llm", "--judge", "llm", "--cache", str(tmp_path / "llm-cache")])
         assert run.exit_code == 0, run.output
         assert len(server.prompts) == 2 and "Who can change the privacy label?" in server.prompts[0]
     report = json.loads(out.read_text())

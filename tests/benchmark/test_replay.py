@@ -130,7 +130,7 @@ def test_rules_off_ablates_held_out_and_names_the_rules_it_knows(tmp_path):
     from importlib import resources
 
     from benchmark.scoring.data import load
-    from delegate.decide.compose import ComposeSettings
+    from delegate.decide.reply.compose import ComposeSettings
 
     fixture = sorted(FIXTURES.glob("*.json"))[0]
     folds = tmp_path / "folds"
@@ -149,3 +149,15 @@ def test_rules_off_ablates_held_out_and_names_the_rules_it_knows(tmp_path):
         said.append(json.loads((out / "report.json").read_text())["response_rate"]["all"])
     assert said[1] >= said[0]  # with compose's floors off, a granted floor is always answered
     assert (ComposeSettings.item_floor, ComposeSettings.intent_floor) == floors  # and the floors come back after the run
+
+
+def test_speaking_level_decides_every_principal_and_addressed_speaks_least(tmp_path):
+    fixture = sorted(FIXTURES.glob("*.json"))[0]
+    speaks = {}
+    for level in ("addressed", "forward"):
+        result = runner.invoke(app, ["--data", str(fixture), "--mode", "stream", "--speaking", level, "--out", str(tmp_path / level)])
+        assert result.exit_code == 0, result.output
+        speaks[level] = json.loads((tmp_path / level / "report.json").read_text())["speaks_per_hour"]
+    assert 0 < speaks["addressed"] < speaks["forward"]
+    wrong = runner.invoke(app, ["--data", str(fixture), "--speaking", "loud", "--out", str(tmp_path / "x")])
+    assert wrong.exit_code == 2 and "loud" in wrong.output

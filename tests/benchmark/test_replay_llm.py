@@ -29,15 +29,21 @@ def test_hybrid_engine_and_llm_judge_write_their_figures(tmp_path, monkeypatch):
         monkeypatch.setenv("OPENAI_BASE_URL", server.base_url)
         monkeypatch.setenv("OPENAI_API_KEY", "test-key")
         result = CliRunner().invoke(
-            app, ["--data", str(fixture), "--engine", "hybrid", "--judge", "llm", "--out", str(tmp_path), "--mode", "both"]
+            app, ["--data", str(fixture), "--engine", "hybrid", "--judge", "llm", "--out", str(tmp_path), "--mode", "both",
+                  "--cache", str(tmp_path / "cache")]
         )
         assert result.exit_code == 0, result.output
         engage_prompts = [p for p in server.prompts if '{"verdicts"' not in p and '"points"' not in p]
+        sent = len(server.prompts)
     report = json.loads((tmp_path / "report.json").read_text())
     # The LLM is asked only on candidates: far fewer calls than utterances replayed.
     assert 0 < report["llm_calls_per_100_utterances"] <= 30
     assert report["stream"]["llm_calls_per_100_utterances"] == report["llm_calls_per_100_utterances"]
-    assert len(engage_prompts) == report["llm"]["llm_requests"]
+    # Every request reached the server or the run's cache (a prompt asked twice in one run is answered once).
+    run = report["llm_run"]
+    assert run["calls"] == sent and run["cache_hits"] > 0
+    assert len(engage_prompts) <= report["llm"]["llm_requests"] <= run["calls"] + run["cache_hits"]
+    assert run["response_format"] == "json_schema" and run["prompt_tokens"] > 0
     # The scripted model answers every candidate with its own words, which the LLM judge then grades.
     assert report["response_rate"]["all"] > 0
     responses = {json.loads(line)["response"] for line in (tmp_path / "cases.jsonl").read_text().splitlines()}

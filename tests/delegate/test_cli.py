@@ -180,10 +180,10 @@ def test_audit_of_a_tenant_meeting_needs_its_token_and_says_so(tmp_path):
         live.stop()
 
     code, lines = run_cli("audit", "standup", "--db", str(db))
-    assert_one_clear_line(code, lines, "no events for meeting 'standup'")
+    assert_one_clear_line(code, lines, "no meeting 'standup'")
     assert "--token" in lines[-1]
     code, lines = run_cli("audit", "standup", "--db", str(db), "--token", "tok-b")
-    assert_one_clear_line(code, lines, "no events for meeting 'standup'")
+    assert_one_clear_line(code, lines, "no meeting 'standup'")
     code, lines = run_cli("audit", "standup", "--db", str(db), "--token", "tok-a")
     assert code == 0 and "meeting_created" in lines[0] and "Alice Smith" in lines[0], lines
 
@@ -208,3 +208,76 @@ def test_ask_a_server_with_tokens_names_the_token_options(tmp_path):
         assert code == 0, lines
     finally:
         live.stop()
+
+
+def test_audit_of_an_unknown_meeting_or_a_file_that_is_no_audit_log_says_so_in_one_line(tmp_path):
+    import sqlite3
+
+    import httpx
+
+    from testkit.live import ALICE, start_server
+
+    db = tmp_path / "audit.sqlite"
+    live = start_server(Settings(db_path=db, api_tokens="", log_level="warning", voice=False))
+    try:
+        created = httpx.post(f"{live.url}/v1/meetings", json={"meeting_id": "standup", "principal": ALICE}, timeout=30)
+        assert created.status_code == 201, created.text
+    finally:
+        live.stop()
+    code, lines = run_cli("audit", "retro", "--db", str(db))
+    assert_one_clear_line(code, lines, f"no meeting 'retro' in the audit log at {db}")
+    code, lines = run_cli("audit", "standup", "--db", str(db))
+    assert code == 0 and "meeting_created" in lines[0], lines
+
+    (tmp_path / "notes.txt").write_text("not a database\n" * 100, encoding="utf-8")
+    sqlite3.connect(tmp_path / "other.sqlite").close()  # a SQLite file of no tables
+    for path, says in [
+        (tmp_path / "notes.txt", "is not an audit database (file is not a database)"),
+        (tmp_path / "other.sqlite", "is not an audit database (no such table: events)"),
+        (tmp_path, "is a folder: --db takes the audit database file, --data-dir the folder it is in"),
+    ]:
+        code, lines = run_cli("audit", "standup", "--db", str(path))
+        assert_one_clear_line(code, lines, says)
+
+
+def test_listen_takes_the_brief_by_the_name_of_brief(tmp_path):
+    profile = tmp_path / "brief.json"
+    profile.write_text('{"name": "Ann", "background": [{"context": "c"}]}')
+    result = runner.invoke(app, ["listen", str(AUDIO_FIXTURES / "name_cue.wav"), "--brief", str(profile)])
+    assert result.exit_code == 2  # read as the principal's profile: refused for what is in it, not for the option
+    assert "not a valid profile: background.0.information" in " ".join(result.output.split())
+
+
+def test_serve_prints_where_it_listens_and_the_console_answers_there(tmp_path):
+    import os
+    import re
+    import select
+    import subprocess
+    import sys
+    import time
+
+    import httpx
+
+    port = free_port()
+    server = subprocess.Popen(
+        [sys.executable, "-m", "delegate", "serve", "--port", str(port), "--data-dir", str(tmp_path)],
+        cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
+        env={**os.environ, "DELEGATE_VOICE": "false", "DELEGATE_API_TOKENS": ""},
+    )
+    try:
+        assert server.stdout is not None
+        said: list[str] = []
+        deadline = time.monotonic() + 120
+        while not any("listening on" in line for line in said) and server.poll() is None:
+            ready, _, _ = select.select([server.stdout], [], [], max(0.0, deadline - time.monotonic()))
+            assert ready, f"serve said nothing of its address: {said}"
+            said.append(server.stdout.readline())
+        (line,) = [line for line in said if "listening on" in line]
+        address, console = re.findall(r"http://[^\s;]+", line)
+        assert address == f"http://127.0.0.1:{port}" and console == f"http://127.0.0.1:{port}/", line
+        assert httpx.get(f"{address}/healthz", timeout=10).json()["status"] == "ok"
+        page = httpx.get(console, timeout=10)
+        assert page.status_code == 200 and "text/html" in page.headers["content-type"]
+    finally:
+        server.terminate()
+        server.wait(timeout=60)

@@ -82,6 +82,16 @@ async def test_a_meeting_gets_typed_decisions_actions_and_answers(server: LiveSe
     assert info["ended"] and info["utterances"] == 3  # leaving the block left the meeting
 
 
+async def test_the_address_serve_prints_http_is_taken_as_its_websocket(server: LiveServer) -> None:
+    assert server.url.startswith("http://")
+    async with DelegateClient(server.url, "typed-http", principal=ALICE) as meeting:
+        assert meeting.url.startswith("ws://127.0.0.1:")
+        assert "Friday" in (await meeting.say("Bob", "Alice, where does the migration stand?")).speak
+    assert DelegateClient("https://delegate.example.com/", "m").url == "wss://delegate.example.com/v1/meetings/m/stream"
+    with pytest.raises(ValueError, match="starts with ws://, wss://, http:// or https://"):
+        DelegateClient("127.0.0.1:8000", "m")
+
+
 async def test_a_refused_frame_raises_its_error_and_the_meeting_goes_on(server: LiveServer) -> None:
     async with DelegateClient(ws_url(server), "typed-errors", principal=ALICE) as meeting:
         await meeting.say("Bob", "Morning all.", id=5)

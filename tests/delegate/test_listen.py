@@ -9,7 +9,7 @@ from rich.console import Console
 from benchmark.asr import AUDIO_FIXTURES
 from delegate.config import Settings
 from delegate.listen import run_listen
-from delegate.models import Scenario
+from delegate.models import Scenario, Speaking
 
 
 def test_listen_answers_the_name_cue_in_a_recording():
@@ -78,3 +78,16 @@ def test_listen_run_as_a_command_prints_its_own_words_only():
     assert done.stderr == ""  # pipecat's banner (smart-turn is imported from it) stays out
     assert "\x1b[" not in done.stdout
     assert "1 utterance, the delegate would have spoken 1 time." in done.stdout
+
+
+def test_listen_at_the_addressed_level_still_answers_its_name():
+    out = io.StringIO()
+    results = run_listen(
+        AUDIO_FIXTURES / "name_cue.wav",
+        AUDIO_FIXTURES / "principal_sirui.json",
+        settings=Settings(engine="local"),
+        console=Console(file=out, width=200),
+        speaking=Speaking.addressed,
+    )
+    assert results[-1][1].spoke and results[-1][1].scenario is Scenario.explicit_cue
+    assert "(addressed speaking)" in out.getvalue()

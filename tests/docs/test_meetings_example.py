@@ -104,3 +104,55 @@ def test_the_example_bot_without_the_voice_extra_says_so_in_one_line(tmp_path) -
     *before, last = done.stderr.strip().splitlines()
     assert last == "the delegate's voice (text-to-speech) needs the voice extra: pip install 'meeting-delegate[voice]'"
     assert all("| pipecat:" in line and "INFO" in line for line in before), before
+
+
+def _run_bot(tmp_path: Path, *args: str, blocked: tuple[str, ...] = (), timeout: float = 120) -> tuple[int, list[str]]:
+    """The doc's bot run as it says (`python bot.py ...`), `blocked` modules not importable: (exit code, stderr lines)."""
+    import os
+    import subprocess
+    import sys
+
+    (code,) = re.findall(r"```python\n(import asyncio.*?)```", DOC.read_text(encoding="utf-8"), re.S)
+    (tmp_path / "bot.py").write_text(code, encoding="utf-8")
+    run = (
+        "import runpy, sys\n"
+        f"for name in {list(blocked)!r}: sys.modules[name] = None\n"
+        "sys.argv = sys.argv[1:]\nrunpy.run_path(sys.argv[0], run_name='__main__')\n"
+    )
+    here = {**os.environ, "PYTHONPATH": str(DOC.parents[1])}  # this checkout's `delegate`, as the other tests import it
+    done = subprocess.run(
+        [sys.executable, "-c", run, "bot.py", *args], cwd=tmp_path, capture_output=True, text=True, timeout=timeout,
+        check=False, env=here,
+    )
+    return done.returncode, done.stderr.strip().splitlines()
+
+
+def _only_pipecats_logs_and(lines: list[str], last: str) -> None:
+    """Nothing but pipecat's (and Daily's) own log lines come before the bot's one line, and no traceback."""
+    *before, said = lines
+    assert said.startswith(last), lines
+    assert not any("Traceback" in line for line in lines), lines
+    assert all(" | " in line or "Warning" in line or line.startswith(("{", " ")) for line in before), before
+
+
+def test_the_example_bot_without_arguments_prints_its_usage(tmp_path) -> None:
+    code, lines = _run_bot(tmp_path)
+    assert code != 0
+    _only_pipecats_logs_and(lines, "usage: python bot.py ROOM_URL brief.json [ws://127.0.0.1:8000 [ATTENDEE ...]]")
+
+
+def test_the_example_bot_without_daily_names_pipecats_daily_extra_in_one_line(tmp_path) -> None:
+    (tmp_path / "brief.json").write_text(json.dumps(ALICE), encoding="utf-8")
+    code, lines = _run_bot(tmp_path, "https://example.daily.co/room", "brief.json", blocked=("daily",))
+    assert code == 1
+    _only_pipecats_logs_and(lines, "pipecat's Daily transport (the example bot's) needs the daily extra: pip install 'pipecat-ai[daily]'")
+    assert lines[-1].endswith("'pipecat-ai[daily]'")
+
+
+def test_the_example_bot_that_cannot_join_stops_with_one_line(tmp_path) -> None:
+    pytest.importorskip("daily", reason="needs pipecat's daily extra")
+    (tmp_path / "brief.json").write_text(json.dumps(ALICE), encoding="utf-8")
+    # Nothing listens on port 9 of loopback: the room cannot be looked up, as with a wrong room URL or no network.
+    code, lines = _run_bot(tmp_path, "http://127.0.0.1:9/no-room", "brief.json", timeout=150)
+    assert code == 1
+    _only_pipecats_logs_and(lines, "the bot could not join: Error joining http://127.0.0.1:9/no-room")

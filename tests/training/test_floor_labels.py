@@ -9,9 +9,9 @@ import pytest
 from benchmark.scoring.data import FIXTURES
 from delegate.decide import floor_reader
 from delegate.decide.turn_taking import shipped
-from training import floor_labels as fl
 from training import floor_reader as fr
 from training.corpora import bench_meetings
+from training.floor_text import labels as fl
 from training.reader_moments import walk
 
 

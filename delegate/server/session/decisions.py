@@ -6,7 +6,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import overload
 
 from delegate.decide.base import Engine
@@ -37,6 +37,8 @@ class Decisions(Sequence[Decision]):
         desk: ApprovalDesk,
         release: Release,
         made: list[Decision],
+        *,
+        gate: Callable[[Decision], Decision] = lambda d: d,
     ) -> None:
         self._core = core
         self._outbox = outbox
@@ -44,6 +46,8 @@ class Decisions(Sequence[Decision]):
         self._metrics = metrics
         self._desk = desk
         self._release = release
+        self._gate = gate
+        """What the bot may act on (silent before it is in the meeting): applied before anything is recorded."""
         self.made = made
         """Every decision recorded, oldest first (the approval desk reads it too)."""
         self._pending: asyncio.Task[None] | None = None
@@ -113,7 +117,7 @@ class Decisions(Sequence[Decision]):
             return
         # From here on the decision is recorded and sent even if a newer utterance arrives meanwhile.
         self._committing = True
-        decision, blocked = guard_decision(decision, self._core.principal, self._core.state.quotable())
+        decision, blocked = guard_decision(self._gate(decision), self._core.principal, self._core.state.quotable())
         if blocked:
             ulog.warning("guard_blocked", blocked=[b.model_dump() for b in blocked])
         hold = self._desk.holds(decision)

@@ -29,6 +29,8 @@ from delegate.server.approval import HeldSpeech, for_bot
 from delegate.server.metrics import Metrics
 from delegate.server.protocol import (
     Ack,
+    Admission,
+    AdmissionEvent,
     AnswerMessage,
     Ask,
     AudioEnd,
@@ -50,6 +52,7 @@ from delegate.server.protocol import (
 from delegate.server.rebuild import Rebuilt
 from delegate.server.session import redaction
 from delegate.server.session.actions import ActionDesk
+from delegate.server.session.admission import LEAVING, AdmissionDesk
 from delegate.server.session.approval_desk import ApprovalDesk
 from delegate.server.session.audio_in import AudioIn, TranscriberFactory
 from delegate.server.session.core import MeetingCore
@@ -96,7 +99,7 @@ class MeetingSession:
         self.core = MeetingCore(
             meeting_id=meeting_id,
             audit_id=audit_id or meeting_id,
-            principal=spec.principal,
+            principal=spec.delegated(),
             # A live meeting happens today: due dates count from it.
             state=MeetingState(
                 meeting_id=meeting_id, attendees=spec.all_attendees(), names=dict(spec.names),
@@ -108,8 +111,11 @@ class MeetingSession:
         self.voice = VoiceOut(self.core, self.outbox, voice)
         release = Release(self.core, self.outbox, self.voice)
         made: list[Decision] = []
+        self.admission = AdmissionDesk(self.core, self.outbox, self.voice, spec.admission)
         self.approval_desk = ApprovalDesk(self.core, self.outbox, spec.approval, approval_timeout_s, made, release)
-        self.decisions = Decisions(self.core, self.outbox, engine, metrics, self.approval_desk, release, made)
+        self.decisions = Decisions(
+            self.core, self.outbox, engine, metrics, self.approval_desk, release, made, gate=self.admission.gate
+        )
         self.action_desk = ActionDesk(self.core, self.outbox, actions, spec.approval, metrics, later)
         self.audio = AudioIn(self.core, self.outbox, self.voice, asr, on_final=self._on_utterance)
         self._release = release
@@ -211,6 +217,7 @@ class MeetingSession:
             engine=self.engine.name,
             owner=self.owner,
             approval=self.approval,
+            admission=self.admission.state,
         )
         # The principal's brief is read by the sentence encoder once, now, not in the meeting's first reply.
         await read_brief_ahead(self.principal, BRIEF_WAIT_S)
@@ -270,6 +277,10 @@ class MeetingSession:
         """Take the state rebuilt from the log; `resume_decision` then decides what was left undecided."""
         self.core.state = rebuilt.state
         self.decisions.made[:] = rebuilt.decisions
+        if rebuilt.admission is not None:
+            self.admission.state = rebuilt.admission
+            self.admission.followed = self.admission.followed or rebuilt.admission != "in_meeting" or rebuilt.disclosed
+        self.admission.disclosed = self.admission.disclosed or rebuilt.disclosed
         self.action_desk.actions.update(rebuilt.actions)
         self.approval_desk.speech.update(rebuilt.speech)
         if rebuilt.created_at is not None:
@@ -322,17 +333,20 @@ class MeetingSession:
             created_at=self.created_at,
             last_activity=self.last_activity,
             approval=self.approval,
+            speaking=self.principal.speaking,
+            admission=self.admission.state,
             background=BackgroundView.of(self.principal.background),
         )
 
     def watch(self) -> Watcher:
         """A new watcher: the meeting so far, then live. Built and subscribed with no await in between."""
-        return self.watchers.subscribe(
-            replay(
-                self.meeting_id, self.state.utterances, self.decisions.made, self.speech, self.actions.values(),
-                ended=self._ended_reason,
-            )
+        events = replay(
+            self.meeting_id, self.state.utterances, self.decisions.made, self.speech, self.actions.values(),
+            ended=self._ended_reason,
         )
+        if self.admission.followed:  # where the bot stands now, first: the console shows it before the meeting so far
+            events.insert(0, AdmissionEvent(meeting_id=self.meeting_id, state=self.admission.state))
+        return self.watchers.subscribe(events)
 
     # --- inbound ------------------------------------------------------------------------------------
 
@@ -365,6 +379,8 @@ class MeetingSession:
             case Ask():
                 answer = await self.ask(message.question, message.audience, message.id)
                 await self.outbox.send(AnswerMessage(meeting_id=self.meeting_id, id=message.id, answer=answer))
+            case Admission():
+                await self._on_admission(message)
 
     async def audio_frame(self, pcm: bytes) -> None:
         """One binary frame of the open audio stream."""
@@ -372,12 +388,14 @@ class MeetingSession:
         await self.audio.feed(pcm)
 
     async def _on_join(self, message: Join, conn: Connection) -> None:
-        if message.principal is not None and message.principal != self.principal:
+        if message.principal is not None and message.principal != self._spec.principal:
             raise ProtocolError(ErrorCode.conflict, f"This meeting's principal is {self.principal.name!r}.")
         if message.engine is not None and message.engine != self.engine.name:
             raise ProtocolError(ErrorCode.conflict, f"This meeting's engine is {self.engine.name!r}.")
         if message.approval is not None and message.approval != self.approval:
             raise ProtocolError(ErrorCode.conflict, f"This meeting's approval is {self.approval!r}.")
+        if message.speaking is not None and message.speaking != self.principal.speaking:
+            raise ProtocolError(ErrorCode.conflict, f"This meeting's speaking level is {self.principal.speaking.value!r}.")
         async with self.core.inbound:
             self.core.still_open()
             await self.outbox.audit(
@@ -407,6 +425,21 @@ class MeetingSession:
         self._log.info(
             "joined", resume=message.last_utterance_id is not None, last_utterance_id=self.state.last_id
         )
+
+    async def expect_bot(self, detail: str) -> None:
+        """A bot hosted by the server is on its way in: the delegate waits for its admission (`AdmissionDesk`)."""
+        async with self.core.inbound:
+            self.core.still_open()
+            await self.admission.expect_bot(detail)
+
+    async def _on_admission(self, message: Admission) -> None:
+        """The bot's admission changed; removed from the meeting, or the meeting ended: the delegate leaves."""
+        async with self.core.inbound:
+            self.core.still_open()
+            await self.admission.change(message.state, self.core.redact(message.detail))
+        if message.state in LEAVING:
+            await self.close(message.state)
+        await self.outbox.send(Ack(of="admission", meeting_id=self.meeting_id))
 
     async def _on_utterance(self, message: UtteranceIn) -> None:
         """The steps of one utterance, each by the part it belongs to."""

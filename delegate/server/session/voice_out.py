@@ -14,7 +14,7 @@ from collections import deque
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Protocol
 
-from delegate.decide.compose import likely_openings
+from delegate.decide.reply.compose import likely_openings
 from delegate.models import UNKNOWN_SPEAKER, Decision
 from delegate.server.protocol import SpeechCancel, SpeechEnd, SpeechStart, UtteranceIn
 from delegate.server.session.core import MeetingCore
@@ -33,6 +33,8 @@ LEAD_S = 0.4
 """How far ahead of playback the server sends: enough to ride out network jitter, little to take back."""
 RECENT_SPEECH = 8
 """Speech windows kept to recognise echoes (one meeting rarely has more than one in flight)."""
+DISCLOSURE_ID = -1
+"""The `utterance_id` of the disclosure's speech: it answers no turn."""
 
 
 class VoiceSource(Protocol):
@@ -114,13 +116,21 @@ class VoiceOut:
 
     async def say(self, decision: Decision) -> None:
         """Speak a released decision (its text already went out), if this connection wants voice."""
-        if not decision.spoke or not self.on or self._voice is None or not self._outbox.connected:
+        if decision.spoke:
+            await self._start(decision.utterance_id, decision.speak)
+
+    async def announce(self, text: str) -> None:
+        """Speak the disclosure (its text already went out), if this connection wants voice."""
+        await self._start(DISCLOSURE_ID, text)
+
+    async def _start(self, utterance_id: int, text: str) -> None:
+        if not self.on or self._voice is None or not self._outbox.connected:
             return
         if self._playing is not None:
             await self._cut(self._playing, "superseded")
-        playing = _Playing(utterance_id=decision.utterance_id, text=decision.speak)
+        playing = _Playing(utterance_id=utterance_id, text=text)
         self._playing = playing
-        playing.task = asyncio.create_task(self._play(playing), name=f"speak-{self._core.meeting_id}-{decision.utterance_id}")
+        playing.task = asyncio.create_task(self._play(playing), name=f"speak-{self._core.meeting_id}-{utterance_id}")
 
     @property
     def speaking(self) -> bool:
@@ -213,9 +223,11 @@ class VoiceOut:
                 SpokenWindow(utterance_id=playing.utterance_id, text=said, start=playing.started,
                              end=playing.started + played_s)
             )
+        disclosure = playing.utterance_id == DISCLOSURE_ID
         await self._outbox.audit(
-            AuditKind.speech, playing.utterance_id, said=said, played_ms=round(played_s * 1000),
-            sent_ms=round(playing.sent_s * 1000), cut=cut, reason=reason, **extra,
+            AuditKind.speech, None if disclosure else playing.utterance_id, said=said, played_ms=round(played_s * 1000),
+            sent_ms=round(playing.sent_s * 1000), cut=cut, reason=reason, **({"disclosure": True} if disclosure else {}),
+            **extra,
         )
 
     def echo_of(self, text: str, start: float, end: float, final: bool = True) -> SpokenWindow | None:

@@ -120,7 +120,7 @@ async def test_refinement_cleans_the_description_and_fixes_the_assignee(
     assert f"2 PERSON1: {ASKED}" in prompt
     assert "- PERSON1 (Anna Novak)" in prompt and "`PERSON2`" in prompt
     assert "id `a1`" in prompt and "Prepare the poll for the next dry run." in prompt
-    assert server.bodies[0]["response_format"] == {"type": "json_object"}
+    assert server.bodies[0]["response_format"]["type"] == "json_schema"
 
 
 async def test_a_restatement_builds_on_the_refined_version(

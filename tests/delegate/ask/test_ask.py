@@ -147,3 +147,16 @@ def test_may_the_verb_is_no_date() -> None:
     state.add(Utterance(id=0, speaker="Ann", text="The financial report may be late, the deadline is the end of June."))
     answer = EmbeddedAsker().answer(state, "When is the deadline of the financial report?")
     assert answer.text.startswith("end of June")
+
+
+def test_who_names_the_speaker_not_the_person_greeted() -> None:
+    state = MeetingState("who-greeted", attendees=["S1", "S2"], names={"S1": "Carol Jones", "S2": "Dmitri Volkov"})
+    state.extend(
+        [
+            Utterance(id=0, speaker="S1", text="Let's start with the partner updates."),
+            Utterance(id=1, speaker="S2", text="Hi Carol, I'm here for Northwind, their speech translation partner."),
+            Utterance(id=2, speaker="S1", text="Great, welcome."),
+        ]
+    )
+    answer = EmbeddedAsker().answer(state, "Who is here for Northwind?")
+    assert answer.answered and answer.text.startswith("Dmitri Volkov") and answer.turn_ids == [1]

@@ -6,8 +6,8 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Sequence
 
-from delegate.decide.compose import HOLDING_LINE, PRIVATE_LINE
 from delegate.decide.local import LocalEngine
+from delegate.decide.reply.compose import HOLDING_LINE, PRIVATE_LINE
 from delegate.meeting import MeetingState
 from delegate.models import BackgroundItem, Decision, Profile, Utterance
 

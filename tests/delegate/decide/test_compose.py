@@ -1,5 +1,5 @@
-from delegate.decide.compose import compose
 from delegate.decide.cues import Cue
+from delegate.decide.reply.compose import compose
 from delegate.meeting import MeetingState
 from delegate.models import BackgroundItem, Profile, Scenario, Utterance
 

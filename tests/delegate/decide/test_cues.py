@@ -1,6 +1,6 @@
 from delegate.decide.cues import detect, is_question
 from delegate.meeting import MeetingState
-from delegate.models import BackgroundItem, Profile, Scenario, Utterance
+from delegate.models import BackgroundItem, Profile, Scenario, Speaking, Utterance
 
 PRIYA = Profile(
     name="Priya Raman",
@@ -57,9 +57,10 @@ def test_chime_in_when_the_talk_reaches_their_topic():
         ("P3", "Marketing wants the launch on the 14th."),
         ("P4", "Then we must submit to the app store early, I am not sure how long the app store review takes for us."),
     ])
-    cue = detect(s, PRIYA)
+    forward = PRIYA.model_copy(update={"speaking": Speaking.forward})
+    cue = detect(s, forward)
     assert cue.scenario is Scenario.chime_in
-    elsewhere = PRIYA.model_copy(update={
+    elsewhere = forward.model_copy(update={
         "intents": ["Who brings the cake to the office party"],
         "background": [BackgroundItem(context="When the office party is discussed", information="The party room is booked for Friday.")],
     })
@@ -126,3 +127,39 @@ def test_each_rule_can_be_switched_off_for_the_ablation_and_a_named_principal_st
     named = meeting([("P1", "Let's start with QA."), ("P1", "Priya, where are we with the Android crash?")])
     off = Rules(addressed_elsewhere=False, partner_implicit=False)
     assert detect(named, PRIYA, rules=off).scenario is Scenario.explicit_cue
+
+
+CHIME_IN = [
+    ("P1", "Let's plan the launch."),
+    ("P2", "I am here for the crash topic."),
+    ("P3", "Marketing wants the launch on the 14th."),
+    ("P4", "Then we must submit to the app store early, I am not sure how long the app store review takes for us."),
+]
+
+
+def test_each_speaking_level_asks_its_own_margin_of_the_same_floor():
+    s = meeting(CHIME_IN)
+    at = {level: detect(s, PRIYA.model_copy(update={"speaking": level})) for level in Speaking}
+    # One verdict of the floor model, read against three bars: only `forward` chimes in on a margin this thin.
+    assert len({c.margin for c in at.values()}) == 1 and at[Speaking.forward].margin > 0
+    assert at[Speaking.forward].scenario is Scenario.chime_in
+    assert at[Speaking.balanced].scenario is Scenario.none and "balanced" in at[Speaking.balanced].reason
+    assert at[Speaking.addressed].scenario is Scenario.none
+
+
+def test_a_named_principal_is_answered_at_every_level():
+    s = meeting([("P1", "Let's start with QA."), ("P1", "Priya, where are we with the Android crash?")])
+    for level in Speaking:
+        assert detect(s, PRIYA.model_copy(update={"speaking": level})).scenario is Scenario.explicit_cue
+
+
+def test_addressed_answers_a_question_only_right_after_the_principal_spoke():
+    from delegate.decide.speaking import LEVELS, admits
+
+    addressed = LEVELS[Speaking.addressed]
+    clear = addressed.asked + 0.1
+    assert admits(addressed, clear, question=True, partner=True)
+    assert not admits(addressed, clear, question=True, partner=False)
+    assert not admits(addressed, clear, question=False, partner=True)
+    assert not admits(addressed, 10.0, question=False, partner=False)
+    assert not admits(addressed, addressed.asked - 0.1, question=True, partner=True)

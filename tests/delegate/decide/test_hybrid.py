@@ -13,7 +13,7 @@ from delegate.decide.hybrid import HybridEngine, is_candidate
 from delegate.decide.llm import LLMEngine
 from delegate.decide.local import LocalEngine
 from delegate.meeting import MeetingState
-from delegate.models import BackgroundItem, Decision, Profile, Scenario, Utterance
+from delegate.models import BackgroundItem, Decision, Profile, Scenario, Speaking, Utterance
 from testkit.fake_openai import ScriptedOpenAI, closed_port_url, scripted_settings
 
 PRINCIPAL = Profile(
@@ -185,3 +185,25 @@ async def test_confident_speech_stands_without_a_call(server: ScriptedOpenAI) ->
     for decision, gated in zip(decisions, gate, strict=True):
         if gated in sure:
             assert decision.speak == gated.speak and decision.engine == "hybrid"
+
+
+def always_speak(prompt: str) -> str:
+    return json.dumps({"thoughts": "I have something.", "scenario": "chime_in", "speak": "The parser rewrite is merged and tested."})
+
+
+async def test_at_the_addressed_level_a_silent_gate_is_final_and_the_model_cannot_chime_in(server: ScriptedOpenAI) -> None:
+    spoke = {}
+    for level in (Speaking.addressed, Speaking.forward):
+        server.reset(always_speak)
+        local = LocalEngine()
+        # Every silence is "unsure" here: without the level, the model would be asked after every utterance.
+        engine = HybridEngine(local, LLMEngine(scripted_settings(server.base_url), fallback=local), unsure_below=1.01, sure_from=SURE_FROM)
+        meeting, said = new_meeting(), []
+        principal = PRINCIPAL.model_copy(update={"speaking": level})
+        for i, (speaker, text) in enumerate(TIMELINE):
+            meeting.add(Utterance(id=i, speaker=speaker, text=text))
+            if (await engine.decide(meeting, principal)).spoke:
+                said.append(i)
+        spoke[level] = said
+    assert 8 in spoke[Speaking.addressed]  # named: answered at every level
+    assert set(spoke[Speaking.addressed]) < set(spoke[Speaking.forward])

@@ -97,7 +97,10 @@ async def test_correct_decision_comes_from_the_llm(server: ScriptedOpenAI) -> No
     assert decision.used_background == [0]
     assert (engine.calls, engine.requests, engine.fallbacks) == (1, 1, 0)
     assert server.bodies[0]["model"] == "scripted-model"
-    assert server.bodies[0]["response_format"] == {"type": "json_object"}
+    bound = server.bodies[0]["response_format"]
+    assert bound["type"] == "json_schema" and bound["json_schema"]["strict"] is True
+    assert bound["json_schema"]["schema"]["required"] == ["thoughts", "scenario", "speak"]
+    assert bound["json_schema"]["schema"]["additionalProperties"] is False
     await engine.aclose()
 
 

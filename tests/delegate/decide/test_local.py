@@ -1,5 +1,6 @@
 from delegate.decide import build_engine
 from delegate.decide.local import LocalEngine
+from delegate.decide.reply.compose import HOLDING_LINE
 from delegate.meeting import MeetingState
 from delegate.models import BackgroundItem, Profile, Scenario, Utterance
 
@@ -36,9 +37,13 @@ async def test_stays_silent_when_not_concerned():
 async def test_a_profile_without_background_raises_an_intent_or_stays_silent():
     bare = Profile(name="Amara Okafor", label="P4", intents=["When marketing can announce the release"])
     s = MeetingState("m", names={"P1": "Dana", "P4": "Amara Okafor"})
-    s.add(Utterance(id=0, speaker="P1", text="Amara, when can marketing announce the release?"))
+    s.add(Utterance(id=0, speaker="P1", text="That's the release plan. Amara, anything from your side on the release?"))
     d = await LocalEngine().decide(s, bare)
     assert d.spoke and d.used_intents == [0] and d.used_background == []
+    # Asked the very question the intent asks, raising it would put the question back (issue 39): a holding line.
+    s.add(Utterance(id=1, speaker="P1", text="Amara, when can marketing announce the release?"))
+    d = await LocalEngine().decide(s, bare)
+    assert d.speak == HOLDING_LINE and d.used_intents == []
     empty = Profile(name="Amara Okafor", label="P4")
     d = await LocalEngine().decide(s, empty)
     assert d.spoke and "follow up" in d.speak  # the holding line: named, but nothing to answer with

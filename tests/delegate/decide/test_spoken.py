@@ -1,4 +1,4 @@
-from delegate.decide.spoken import finished, first_person, spoken, unmask
+from delegate.decide.reply.spoken import finished, first_person, spoken, unmask
 
 
 def test_subjectless_notes_are_spoken_in_the_first_person():

@@ -6,6 +6,7 @@ from typing import Any
 
 import httpx
 
+from delegate.ask.base import NO_ANSWER
 from delegate.store import AuditKind, read_events
 from testkit.live import ALICE, LiveServer, join, open_ws, recv, send, texts
 
@@ -139,6 +140,28 @@ def test_the_ask_command_asks_a_running_server(server: LiveServer) -> None:
     assert created.status_code == 201
     run = CliRunner().invoke(app, ["ask", "ask-cli", "Who will write the notes?", "--url", server.url])
     assert run.exit_code == 0, run.output
-    assert "Nothing in the meeting so far answers that." in run.output
+    assert "Nothing in the meeting so far says." in run.output
     missing = CliRunner().invoke(app, ["ask", "nope", "Who?", "--url", server.url])
     assert missing.exit_code == 1 and "not_found" in missing.output
+
+
+async def test_an_unsure_answer_is_audited_as_unanswered(server: LiveServer) -> None:
+    """"When will the fix be merged?" once answered "tomorrow" from a turn about something else; below the
+    calibrated threshold the answer says nothing in the meeting does, and the audit records it unanswered."""
+    ws = await open_ws(server, "ask-unsure")
+    await join(ws)
+    for uid, speaker, text in [
+        (0, "Bob", "Good morning, let's go through the release checklist."),
+        (1, "Carol", "The fix for the login page is in review."),
+        (2, "Bob", "Let's meet again tomorrow about the dashboard colours."),
+    ]:
+        await say(ws, uid, speaker, text)
+    await send(ws, {"type": "ask", "id": "fix", "question": "When will the fix be merged?"})
+    answer = (await next_of(ws, "answer"))["answer"]
+    assert not answer["answered"] and answer["text"] == NO_ANSWER and answer["turn_ids"] == []
+    await ws.close()
+
+    answers = [e for e in read_events(server.settings.db_path, "ask-unsure") if e.kind is AuditKind.answer]
+    assert len(answers) == 1 and answers[0].payload["id"] == "fix"
+    assert answers[0].payload["answered"] is False and answers[0].payload["text"] == NO_ANSWER
+    assert answers[0].payload["confidence"] == 0.0

@@ -361,8 +361,11 @@ def test_console_without_tokens_asks_for_none_and_follows_the_meeting_across_a_r
     row.find_element(By.CSS_SELECTOR, ".bg-information").send_keys("The migration finishes on Friday")
     driver.find_element(By.ID, "f-meeting-id").send_keys("restart-1")
     driver.find_element(By.CSS_SELECTOR, "input[name=approval][value=none]").find_element(By.XPATH, "..").click()
+    assert driver.find_element(By.CSS_SELECTOR, "input[name=speaking][value=balanced]").is_selected(), "balanced by default"
+    driver.find_element(By.CSS_SELECTOR, "input[name=speaking][value=addressed]").find_element(By.XPATH, "..").click()
     driver.find_element(By.ID, "brief-submit").click()
     wait(driver, visible(driver, "#m-conn.live"), "the live event stream")
+    wait(driver, lambda d: "speaking: addressed" in d.find_element(By.ID, "m-meta").text, "the meeting's speaking level")
 
     with bot_client(live, "restart-1", token=None) as bot:
         bot.send({"type": "join"})
@@ -392,4 +395,29 @@ def test_console_without_tokens_asks_for_none_and_follows_the_meeting_across_a_r
         assert not driver.find_elements(By.CSS_SELECTOR, "#actions .decide")
     with httpx.Client(base_url=live.url) as http:
         actions = http.get("/v1/meetings/restart-1/actions").json()
+        speaking = http.get("/v1/meetings/restart-1").json()["speaking"]
     assert [a["status"] for a in actions] == ["rejected"]
+    assert speaking == "addressed", "the meeting's level outlives the restart"
+
+
+def test_console_shows_where_the_bot_stands_with_the_meeting(
+    make_server: Callable[..., LiveServer], browser: WebDriver
+) -> None:
+    live = make_server()
+    with httpx.Client(base_url=live.url) as http:
+        body = {"meeting_id": "admission-1", "admission": "joining", "principal": {"name": "Alice Smith", "aliases": ["Alice"]}}
+        assert http.post("/v1/meetings", json=body).status_code == 201
+    driver = browser
+    driver.get(f"{live.url}/console/admission-1")
+    wait(driver, visible(driver, "#m-conn.live"), "the live event stream")
+    assert text_of(driver, "#m-admission", "the admission") == "Bot joining"
+    with bot_client(live, "admission-1", token=None) as bot:
+        steps = [("waiting_room", "Waiting to be admitted"), ("in_meeting", "In the meeting"),
+                 ("removed", "Removed from the meeting")]
+        for n, (state, shown) in enumerate(steps, 1):
+            bot.send({"type": "admission", "state": state})
+            bot.wait_for(lambda f, n=n: sum(g.get("of") == "admission" for g in bot.frames) == n)
+            wait(driver, lambda d, shown=shown: d.find_element(By.ID, "m-admission").text == shown, shown)
+            if state == "in_meeting":
+                assert "AI delegate" in bot.wait_for(lambda f: f.get("type") == "disclosure")["text"]
+    assert driver.find_element(By.ID, "m-admission").get_attribute("data-state") == "removed"

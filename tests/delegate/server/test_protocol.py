@@ -96,3 +96,42 @@ def test_a_client_reads_what_a_newer_server_sends_but_the_server_refuses_unknown
     assert message.type == "decision" and message.decision.utterance_id == 3
     with pytest.raises(ProtocolError):
         parse_client_message(json.dumps({"type": "leave", "reason": "bye", "since": "v2"}))
+
+
+@pytest.mark.parametrize(
+    "frame",
+    [
+        '{"type": "utterance", "id": 4, "speaker": "Bob", "text": "Hi", "start": 1.5, "end": 2}',
+        '{"type": "utterance", "id": 4, "speaker": "Bob", "text": "Hi", "final": false, "names_unheard": ["Ana"]}',
+        '{"type": "utterance", "speaker": "Bob", "text": "Hi", "id": 4, "id": 5}',
+        '{"type": "utterance", "id": 4.0, "speaker": "Bob", "text": "Hi"}',
+        '{"type": "utterance", "id": "4", "speaker": "Bob", "text": "Hi"}',
+        '{"type": "utterance", "id": 4, "speaker": "Bob", "text": "Hi", "start": NaN}',
+        '{"type": "utterance", "id": 4, "speaker": "Bob", "text": "Hi", "final": 1}',
+        '{"type": "utterance", "id": 18446744073709551616, "speaker": "Bob", "text": "Hi"}',
+        '{"type": "utterance", "id": 4, "speaker": "Bob", "text": "caf\\u00e9 \u00e9t\u00e9"}',
+        '  {"type": "leave", "reason": "done"}  ',
+        '{"type": "audio_start", "sample_rate": 16000.0}',
+        '{"type": "join", "principal": {"name": "Ana", "background": [{"context": "c", "information": "i", '
+        '"shareable": false}]}, "attendees": ["Ana", "Bo"], "engine": "local", "voice": false}',
+        '{"type": "join", "principal": {"name": "Ana", "background": [{"context": "c", "information": "i", '
+        '"shareable": "no"}]}}',
+        '{"type": "feedback", "verdict": "approve", "utterance_id": 3, "comment": "ok"}',
+        '{"type": "ask", "id": "q1", "question": "What did Bo commit to?", "audience": "principal"}',
+    ],
+)
+def test_a_frame_read_once_is_the_message_or_the_error_of_reading_it_twice(frame: str) -> None:
+    # The fast path reads the text straight into the models; the long one parses JSON, then validates.
+    from pydantic import TypeAdapter, ValidationError
+
+    from delegate.server.protocol import ClientMessage
+
+    try:
+        expected: object = TypeAdapter(ClientMessage).validate_python(json.loads(frame))
+    except (ValidationError, ValueError) as e:
+        expected = type(e)
+    try:
+        got: object = parse_client_message(frame)
+    except ProtocolError:
+        got = ValidationError if expected is ValidationError else ProtocolError
+    assert got == expected

@@ -208,3 +208,36 @@ async def test_a_meeting_no_process_holds_is_ended_once_idle_and_a_detached_one_
     for meeting_id in ("orphan", "held"):
         assert read_events(store.path, audit_id("tok", meeting_id))[-1].kind == AuditKind.closed
         assert await store.registered(audit_id("tok", meeting_id)) is None
+
+
+@pytest.mark.parametrize("at_once", [1, 2, 6])
+async def test_a_storm_of_takeovers_is_rebuilt_a_bounded_number_at_a_time_and_every_meeting_resumes(
+    store: SQLiteStore, at_once: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    first = sessions_on(store)
+    for k in range(6):
+        await first.open(f"m{k}", SPEC, owner="tok")
+        await play(first, f"m{k}", range(2), Recorder())
+    await first.suspend_all("server_stopped")  # the process dies: six meetings come to the next one at once
+
+    second = sessions_on(store)
+    second._takeovers = asyncio.Semaphore(at_once)  # as `Sessions(..., takeovers_at_once=at_once)`
+    reading, most = 0, 0
+    events = store.events
+
+    async def slow_events(meeting_id: str) -> list[AuditEvent]:
+        # Each rebuild reads its log for a while, so that rebuilds not held back would overlap.
+        nonlocal reading, most
+        reading += 1
+        most = max(most, reading, second.taking_over)
+        try:
+            await asyncio.sleep(0.05)
+            return await events(meeting_id)
+        finally:
+            reading -= 1
+
+    monkeypatch.setattr(store, "events", slow_events)
+    resumed = await asyncio.gather(*(second.find(f"m{k}", "tok") for k in range(6)))
+    assert most == at_once  # never more at once than the bound; as many as it lets through
+    assert all(s is not None and [u.id for u in s.state.utterances] == [0, 1] for s in resumed)
+    assert second.taking_over == 0

@@ -309,3 +309,24 @@ async def test_writes_of_one_turn_of_the_loop_commit_together_and_each_waits_for
         assert together == 1
     finally:
         await store.close()
+
+
+async def test_the_log_is_copied_into_the_database_file_by_the_checkpointer_not_by_the_commits(db: Path) -> None:
+    store = SQLiteStore(db)
+    store.open()
+    try:
+        with sqlite3.connect(db) as conn:
+            assert conn.execute("PRAGMA wal_autocheckpoint").fetchone()[0] > 0  # a fresh connection's default
+        assert store._writer is not None
+        assert store._writer.execute("PRAGMA wal_autocheckpoint").fetchone()[0] == 0  # the loop's commits never copy
+        before = db.stat().st_size
+        await asyncio.gather(*(store.append(ev(AuditKind.utterance, i, text="x" * 2000)) for i in range(400)))
+        # The checkpointer thread copies the log into the file a moment later, without another write.
+        for _ in range(300):
+            if db.stat().st_size > before + 400 * 2000:
+                break
+            await asyncio.sleep(0.05)
+        assert db.stat().st_size > before + 400 * 2000
+        assert [e.utterance_id for e in read_events(db, "m1")] == list(range(400))
+    finally:
+        await store.close()

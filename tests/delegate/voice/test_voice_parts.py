@@ -84,7 +84,7 @@ class CountingVoice:
 
 
 def test_openings_synthesised_ahead_start_a_reply_without_waiting_for_the_voice():
-    from delegate.decide.compose import HOLDING_LINE, likely_openings
+    from delegate.decide.reply.compose import HOLDING_LINE, likely_openings
     from delegate.models import BackgroundItem, Profile
     from delegate.voice.cache import CachingSynthesizer
     from delegate.voice.stream import warm

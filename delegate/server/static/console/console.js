@@ -246,7 +246,11 @@
     };
     const label = $("f-label").value.trim();
     if (label) principal.label = label;
-    const spec = { principal, attendees, names, approval: form.querySelector("input[name=approval]:checked").value };
+    const spec = {
+      principal, attendees, names,
+      approval: form.querySelector("input[name=approval]:checked").value,
+      speaking: form.querySelector("input[name=speaking]:checked").value,
+    };
     const meetingId = $("f-meeting-id").value.trim();
     if (meetingId) spec.meeting_id = meetingId;
     const engine = $("f-engine").value;
@@ -304,7 +308,7 @@
     let problems = (error.body?.fields || []).map((f) => [f.loc, f.message]);
     if (!problems.length) {
       const m = detail.match(/^([^:]+): ([\s\S]*)$/);
-      if (m && /^(principal|attendees|names|meeting_id|engine|approval)\b/.test(m[1])) problems = [[m[1], m[2]]];
+      if (m && /^(principal|attendees|names|meeting_id|engine|approval|speaking)\b/.test(m[1])) problems = [[m[1], m[2]]];
       else if (code === "bad_engine") problems = [["engine", detail]];
       else if (code === "conflict" || code === "bad_meeting_id") problems = [["meeting_id", detail]];
     }
@@ -489,6 +493,7 @@
       notes: new Map(), // utterance id or action id -> a message for that item
       ended: false,
       endReason: "",
+      bot: null,
       abort: new AbortController(),
       rows: new Map(),
       shownAt: new Map(), // utterance id -> when its decision was first drawn (epoch ms; benchmark.console_latency reads it)
@@ -501,6 +506,10 @@
     $("m-summary").hidden = true;
     $("m-bot").hidden = true;
     $("m-bot-token").value = "";
+    $("m-send").hidden = true;
+    $("send-error").hidden = true;
+    setBot(null);
+    setAdmission(null);
     $("rows").replaceChildren();
     $("actions").replaceChildren();
     $("actions-empty").hidden = false;
@@ -532,6 +541,92 @@
     $("m-error").hidden = !message;
   }
 
+  const ADMISSION_TEXT = {
+    joining: "Bot joining",
+    waiting_room: "Waiting to be admitted",
+    in_meeting: "In the meeting",
+    removed: "Removed from the meeting",
+    ended: "Meeting over",
+  };
+
+  function setAdmission(state) {
+    const pill = $("m-admission");
+    pill.hidden = !state;
+    if (!state) return;
+    pill.textContent = ADMISSION_TEXT[state] || state;
+    pill.className = `pill admission-${state}`;
+    pill.dataset.state = state;
+  }
+
+  // The bot this server hosts for the meeting ("Send a bot"): where it stands, and what can be asked of it.
+  const BOT_TEXT = {
+    requested: "Bot requested: the service is bringing it in",
+    waiting_room: "The bot is waiting to be admitted",
+    in_meeting: "The bot is in the meeting",
+    removed: "The bot was removed from the meeting",
+    ended: "The bot left the meeting",
+    failed: "The bot could not join",
+  };
+  const BOT_ACTIVE = ["requested", "waiting_room", "in_meeting"];
+
+  function setBot(bot) {
+    if (M) M.bot = bot;
+    const line = $("bot-state");
+    line.hidden = !bot;
+    const active = Boolean(bot && BOT_ACTIVE.includes(bot.state));
+    $("send-bot").disabled = active;
+    $("bot-leave").hidden = !active;
+    if (!bot) return;
+    const via = bot.via === "recall" ? "Recall.ai" : "Attendee";
+    line.textContent = `${BOT_TEXT[bot.state] || bot.state} (${via})${bot.detail ? `: ${bot.detail}` : ""}`;
+    line.className = `bot-state ${bot.state}`;
+    line.dataset.state = bot.state;
+  }
+
+  // While the meeting runs, the control; once it ended, only where its bot got to (if it had one).
+  function showSend() {
+    $("send-bot-form").hidden = M.ended;
+    $("send-hint").hidden = M.ended;
+    $("m-send").hidden = M.ended && !M.bot;
+  }
+
+  function sendError(message) {
+    $("send-error").textContent = message;
+    $("send-error").hidden = !message;
+  }
+
+  $("send-bot-form").addEventListener("submit", async (e) => {
+    e.preventDefault();
+    if (!M) return;
+    const mine = M;
+    const link = $("f-meeting-link").value.trim();
+    if (!/^https:\/\/\S+$/.test(link)) { sendError("Paste the meeting's link (https://…)."); return; }
+    sendError("");
+    $("send-bot").disabled = true;
+    try {
+      const bot = await api("POST", `/v1/meetings/${encodeURIComponent(mine.id)}/attend`, { meeting_url: link, via: $("f-via").value });
+      if (M === mine && !(M.bot && M.bot.state !== "requested" && BOT_ACTIVE.includes(M.bot.state))) setBot(bot);
+    } catch (error) {
+      if (M !== mine) return;
+      sendError(error.message);
+      $("send-bot").disabled = false;
+    }
+  });
+
+  $("bot-leave").addEventListener("click", async () => {
+    if (!M) return;
+    const mine = M;
+    $("bot-leave").disabled = true;
+    try {
+      const bot = await api("DELETE", `/v1/meetings/${encodeURIComponent(mine.id)}/attend`);
+      if (M === mine) { setBot(bot); showSend(); }
+    } catch (error) {
+      if (M === mine) sendError(error.message);
+    } finally {
+      $("bot-leave").disabled = false;
+    }
+  });
+
   function setConnection(state) {
     const pill = $("m-conn");
     const text = { connecting: "Connecting…", live: "Live", reconnecting: "Reconnecting…", ended: "Ended", off: "Not following" };
@@ -544,8 +639,11 @@
       const info = await api("GET", `/v1/meetings/${encodeURIComponent(mine.id)}`);
       if (M !== mine) return;
       mine.info = info;
+      if (info.admission) setAdmission(info.admission);
+      setBot(info.bot || null);
       renderMeta();
       if (info.ended) mine.ended = true;
+      showSend();
     } catch (error) {
       if (M !== mine || error.status === 401) return;
       if (!(error instanceof HttpError)) return; // the server is out of reach: the stream keeps trying
@@ -566,6 +664,8 @@
     if (info?.principal) bits.push(`For ${info.principal}`);
     if (info?.engine) bits.push(`engine ${info.engine}`);
     if (approval) bits.push(`approval: ${approval}`);
+    const speaking = M.info?.speaking || M.brief?.speaking;
+    if (speaking) bits.push(`speaking: ${speaking}`);
     bits.push(`${M.utterances.size || info?.utterances || 0} utterances`);
     $("m-meta").textContent = bits.join(" · ");
   }
@@ -662,6 +762,15 @@
         break;
       case "live":
         setConnection("live");
+        break;
+      case "admission":
+        setAdmission(event.state);
+        if (M.bot && !["failed", "ended", "removed"].includes(M.bot.state)) {
+          setBot({ ...M.bot, state: event.state === "joining" ? "requested" : event.state, detail: "" });
+        }
+        break;
+      case "bot":
+        setBot(event);
         break;
       case "meeting_ended":
         M.ended = true;
@@ -919,6 +1028,7 @@
 
   function finish() {
     setConnection("ended");
+    showSend();
     $("view-meeting").classList.add("ended");
     M.editing.clear();
     for (const uid of M.rows.keys()) renderRow(uid);

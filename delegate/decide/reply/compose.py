@@ -14,19 +14,20 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from delegate.decide.cues import Cue
-from delegate.decide.phrasing import sayable, ticket_names
-from delegate.decide.relevance import Query, pair_score, rank_background, rank_intents, read_items
-from delegate.decide.spoken import spoken, unmask
+from delegate.decide.relevance import Query, pair_score, rank_intents
+from delegate.decide.reply.phrasing import sayable, ticket_names
+from delegate.decide.reply.selector import FOR_A_QUESTION, AnswerSelector
+from delegate.decide.reply.selector import shipped as shipped_selector
+from delegate.decide.reply.spoken import spoken, unmask
 from delegate.language.questions import NUMBER, TEMPORAL, QuestionType, personal_matter, question_type
 from delegate.language.similarity import embedding
+from delegate.language.text import content_words
 from delegate.meeting import MeetingState
 from delegate.models import Profile, Scenario
 from delegate.speakable import defects, sentence_count
 
 # Sentences, and clauses after a `;` (kept with it, so a reply that joins them reads as written).
 _SENTENCE = re.compile(r"(?<=[.!?;])\s+")
-# An item written for a question ("When asked about travel") is held for the question, not volunteered.
-_FOR_A_QUESTION = re.compile(r"\b(?:if|when|once)\s+(?:I am |I'm )?asked\b", re.IGNORECASE)
 
 
 @dataclass(frozen=True, slots=True)
@@ -45,107 +46,70 @@ class ComposeSettings:
     """A reply's sentences from the principal's own notes: their chosen words (the speakable check allows 4)."""
     max_record_sentences = 2
     """A reply's sentences from records (a brief built from sources): one or two, as a colleague answers."""
-    window = 3
-    """Substantive turns that make the query; each older turn weighs `decay` times the next."""
-    decay = 0.5
+    max_sentences_one_item = 2
+    """A reply answers from one item: its best sentence, and the item's next sentence where that goes on from it."""
+    max_note_sentences_one_item = 3
+    """The same for the principal's own notes, whose item is one point written out over a few sentences (on ELITR
+    dev their real answer often says two or three of them)."""
     max_items = 3
     item_weight = 0.7
     """A sentence's score: this share from its item's rank, the rest from the sentence's own fit."""
     second_item_share = 0.5
     """A second item joins the reply only when it answers the talk nearly as well as the first."""
-    item_floor = 0.05
-    """Below this relevance (of the best item on the latest turn) nothing in the background answers a cue."""
+    item_floor: float | None = None
+    """Below this probability (of the best item answering the latest turn) nothing in the background answers
+    a cue; None: the answer selector's own fitted threshold (`delegate.decide.reply.selector`)."""
     intent_floor = 0.30
     """Named or volunteering, an intent is raised only when the talk is about it (else a holding line or silence)."""
     already_said = 0.80
     """Cosine above which an item counts as already said by the principal."""
     recent_turns_checked = 40
-    reader_weight = 0.5
-    """How much the sentence encoder's reading of the latest turn against each item adds to the item's rank."""
-    records_read = 8
-    """Records the encoder reads sentence by sentence: the best by words and static vectors (a brief of a
-    hundred records would cost seconds of encoding on a meeting's first question)."""
     own_turns_checked = 5
     """The principal's latest turns a reply's sentences are checked against (not to repeat them)."""
     repeats_own = 0.70
     """Cosine (sentence encoder) above which a sentence says again what the principal just said."""
     answers_talk = 0.25
-    """Cosine with the latest turn from which a sentence after the first answers the talk too."""
+    """Cosine with the latest turn from which a record's sentence after the first answers the talk too."""
     goes_on = 0.40
-    """Cosine with the reply's first sentence from which a sentence after it goes on from it."""
-    notes_answer_talk = 0.05
-    notes_go_on = 0.20
-    """The same for a brief the principal wrote: their notes are their words for this meeting, and each
-    sentence left out cost loose recall on ELITR dev (0.25 / 0.40 there: 70.5% -> 65.7%); at these, none."""
+    """Cosine with the reply's first sentence from which a record's sentence after it goes on from it (the
+    principal's own notes are said in their order, `max_note_sentences_one_item`)."""
     notes_repeat_own = 0.85
     """`repeats_own` for the principal's notes, which often say again what they said earlier on purpose."""
+    repeats_talk = 0.90
+    """Cosine (static vectors) above which a sentence says again what someone else said in the last turns."""
     chime_in_fit = 0.25
     """Volunteered (chime-in), a record's best sentence must reach this cosine with the latest turn."""
+    same_question = 0.6
+    """Share of an intent's words in the question from which the intent is that question, not a point to raise."""
     says_asked = 0.15
     """Added to a sentence's own fit when it says what kind of thing is asked (a time for "when", a number for "how many")."""
 
 
-def _read_sentences(turn: str, principal: Profile, cheap: np.ndarray) -> np.ndarray:
-    """Per background item (0 for private ones), how well its best sayable sentence answers `turn`, read by
-    the sentence encoder: a long record answers with one of its sentences, and the encoder reads a text's
-    first 64 word pieces only. Only the `records_read` items best by the `cheap` reading are read. A brief
-    the principal wrote is read whole, item by item."""
-    if not any(b.source for b in principal.background):
-        return read_items(turn, principal)
-    from delegate.language.encoder import shipped as encoder
-
-    items = principal.background
-    tickets = ticket_names(items)
-    read = set(int(k) for k in np.argsort(-cheap)[: ComposeSettings.records_read])
-    texts = [[b.context, *sayable(b, tickets, principal.name)] if b.shareable and k in read else [] for k, b in enumerate(items)]
-    flat = [t for ts in texts for t in ts]
-    if not flat or not turn.strip():
-        return np.zeros(len(items))
-    vecs = encoder().encode([turn, *flat])
-    cos = vecs[1:] @ vecs[0]
-    out = np.zeros(len(items))
-    at = 0
-    for k, ts in enumerate(texts):
-        if ts:
-            out[k] = max(0.0, float(cos[at : at + len(ts)].max()))
-        at += len(ts)
-    return out
-
-
-def _ranked_items(meeting: MeetingState, principal: Profile, volunteered: bool) -> tuple[list[int], np.ndarray, float]:
-    """Up to `max_items` shareable items not yet said, best first; their normalised weights; the best
-    relevance to the latest turn."""
+def _ranked_items(meeting: MeetingState, principal: Profile, volunteered: bool, selector: AnswerSelector) -> tuple[list[int], np.ndarray, float]:
+    """Up to `max_items` shareable items not yet said, best first by the answer selector; their weights (each
+    item's share of the chance that some item answers, the best at 1); the best item's probability of answering
+    the latest turn. A further item joins when its probability is at least `second_item_share` of the first's."""
     s = ComposeSettings
-    turns = [t.utterance for t in meeting.recent][-s.window :]
-    totals = np.zeros(len(principal.background))
-    if not len(totals):
-        return [], totals, 0.0
-    best_latest = 0.0
-    for age, u in enumerate(reversed(turns)):
-        for m in rank_background(u.text, principal):
-            totals[m.index] += (s.decay**age) * m.score
-            if age == 0:
-                best_latest = max(best_latest, m.score)
-    # Which item answers the latest turn, read by the sentence encoder: words and static vectors see the
-    # subject; the encoder tells the answer from an item that only shares it.
-    totals += s.reader_weight * _read_sentences(turns[-1].text, principal, totals)
+    if not principal.background or not meeting.recent:
+        return [], np.zeros(len(principal.background)), 0.0
+    probability, totals = selector.rate(meeting, principal)
     spoken = meeting.spoken_items.get(principal.speaker_label, set())
     said = meeting.said_by(principal.speaker_label, s.recent_turns_checked)
     said_matrix = np.stack([embedding(u.text) for u in said]) if said else None
     order: list[int] = []
-    for k in (int(k) for k in np.argsort(-totals)):
+    for k in (int(k) for k in np.argsort(-totals, kind="stable")):
         if len(order) == s.max_items or totals[k] <= 0:
             break
         item = principal.background[k]
-        if not item.shareable or k in spoken or (volunteered and _FOR_A_QUESTION.search(item.context)):
+        if not item.shareable or k in spoken or (volunteered and FOR_A_QUESTION.search(item.context)):
             continue
-        if order and totals[k] < s.second_item_share * totals[order[0]]:
+        if order and probability[k] < s.second_item_share * probability[order[0]]:
             break
         # Already said by the principal in this meeting, in other words: not worth saying again.
         if said_matrix is not None and float((said_matrix @ embedding(principal.background[k].information)).max()) >= s.already_said:
             continue
         order.append(k)
-    return order, totals / max(float(totals.max()), 1e-9), best_latest
+    return order, totals / max(float(totals.max()), 1e-9), float(probability.max())
 
 
 # A line that runs the meeting rather than says anything ("Okay, let's start the 4.2 go/no-go.", "Next item."):
@@ -207,6 +171,9 @@ def _vectors(texts: list[str]) -> np.ndarray:
 _LEANS_BACK = re.compile(r"^(?:it|this|that|these|those|they|he|she|there)\b(?!\s+(?:is|are|was|were)\s+(?:a|an|no|some|many|one|two|three)\b)", re.I)
 
 
+_CONNECTIVE = re.compile(r"^(?:but|and|also|so|however|still|then|plus),?\s+(?=\w)", re.I)
+
+
 def _antecedents_kept(chosen: list[tuple[int, int, str]]) -> list[tuple[int, int, str]]:
     """`chosen` without a sentence that leans on the one before it when that one is not said just before it."""
     out: list[tuple[int, int, str]] = []
@@ -235,10 +202,18 @@ def _said(meeting: MeetingState, principal: Profile, cue: Cue, query: str | Quer
     vectors = _vectors([last.text, *(x for _, _, x in pool), *own_turns])
     talk_vec, sentence_vecs, own_vecs = vectors[0], vectors[1 : 1 + len(pool)], vectors[1 + len(pool) :]
     records = any(principal.background[k].source for k in order)
+    # A note that asks ("Is the budget final?") answers nothing: said back, it puts a question back.
+    fresh = np.array([not x.rstrip().endswith("?") for _, _, x in pool], dtype=bool)
     if len(own_vecs):
-        fresh = (sentence_vecs @ own_vecs.T).max(axis=1) < (s.repeats_own if records else s.notes_repeat_own)
-        pool = [c for c, keep in zip(pool, fresh, strict=True) if keep]
-        sentence_vecs = sentence_vecs[fresh]
+        fresh &= (sentence_vecs @ own_vecs.T).max(axis=1) < (s.repeats_own if records else s.notes_repeat_own)
+    # Nor what someone else said in the last turns: the reply would only repeat the talk back. Read with the
+    # static vectors, which every turn already has (the encoder would read the turns again, on the loop).
+    others = [t.utterance.text for t in list(meeting.recent)[:-1] if t.utterance.speaker != principal.speaker_label]
+    if others:
+        heard = np.stack([embedding(t) for t in others])
+        fresh &= np.array([float((heard @ embedding(x)).max()) < s.repeats_talk for _, _, x in pool], dtype=bool)
+    pool = [c for c, keep in zip(pool, fresh, strict=True) if keep]
+    sentence_vecs = sentence_vecs[fresh]
     if not pool:
         return Composition("")
     # How well each sentence answers the latest turn, read by the sentence encoder. Records are ranked by it
@@ -263,32 +238,42 @@ def _said(meeting: MeetingState, principal: Profile, cue: Cue, query: str | Quer
     opener = _opener(cue)
     max_sentences = s.max_record_sentences if records else s.max_sentences
     # The principal's notes are their own words for this meeting: only a sentence far off the talk is left out.
-    answers_talk, goes_on = (s.answers_talk, s.goes_on) if records else (s.notes_answer_talk, s.notes_go_on)
-    chosen: list[tuple[int, int, str]] = []
-    for _, k, pos, x in scored:
-        # After the best sentence, one that answers the talk too or goes on from it; a sentence about
-        # something else ("…, which was fine.") is not tacked on, and the next one is tried in its place.
-        if chosen:
-            v = sentence_vecs[at[k, pos]]
-            # A clause after a ";" is the rest of a sentence already said.
-            clause = any(c[:2] == (k, pos - 1) and c[2].endswith(";") for c in chosen)
-            if not clause and float(fit[at[k, pos]]) < answers_talk and float(v @ sentence_vecs[at[chosen[0][0], chosen[0][1]]]) < goes_on:
-                continue
-        if _within([*chosen, (k, pos, x)], opener, s.max_words, max_sentences):
-            chosen.append((k, pos, x))
+    answers_talk, goes_on = s.answers_talk, s.goes_on
+    # One answer from one item: its best sentence, then what of the same item goes on from it.
+    chosen = next(([(k, pos, x)] for _, k, pos, x in scored if _within([(k, pos, x)], opener, s.max_words, max_sentences)), [])
+    if chosen:
+        k, pos, _ = chosen[0]
+        item = sorted((p, x) for kk, p, x in pool if kk == k)
+        i = [p for p, _ in item].index(pos)
+        if records:
+            # A record: the sentence after the best where it answers the talk too, goes on from it, or ends its clause.
+            for p, x in item[i + 1 : i + s.max_sentences_one_item]:
+                v = sentence_vecs[at[k, p]]
+                clause = chosen[-1][2].endswith(";") and chosen[-1][1] == p - 1
+                on = float(fit[at[k, p]]) >= answers_talk or float(v @ sentence_vecs[at[k, pos]]) >= goes_on
+                if p != chosen[-1][1] + 1 or not (clause or on) or not _within([*chosen, (k, p, x)], opener, s.max_words, max_sentences):
+                    break
+                chosen.append((k, p, x))
+        else:
+            # The principal's own note is one point written out: said in its order, from a sentence or two before
+            # the best where they lead to it ("It sounds risky to me; but we can take it as a possibility").
+            start = max(0, i - (s.max_note_sentences_one_item - 1))
+            window = [(k, p, x) for p, x in item[start : start + s.max_note_sentences_one_item]]
+            while len(window) > 1 and not _within(window, opener, s.max_words, max_sentences):
+                window = window[:-1] if window[-1][1] > pos else window[1:]
+            chosen = window
     if not chosen:
         return Composition("")
+    # The best sentence and, where it goes on, the item's next one: in the item's own order.
     in_order = sorted(chosen, key=lambda c: (order.index(c[0]), c[1]))
-    if records:
-        # From records, the sentence that answers best comes first (by its own fit), the rest as the records
-        # tell it; the principal's notes are said in the order they wrote them.
-        first = max(chosen, key=lambda c: own[c[0], c[1]])
-        in_order = [first, *(c for c in in_order if c is not first)]
     chosen = _antecedents_kept(in_order) if records else in_order
     if not chosen:
         return Composition("")
     if records and cue.scenario is Scenario.chime_in and fit[at[chosen[0][0], chosen[0][1]]] < s.chime_in_fit:
         return Composition("")  # volunteered, a record must be about the talk, not merely near it
+    # "But we can take it as a possibility." said without the sentence before it: the "But" goes.
+    k0, pos0, x0 = chosen[0]
+    chosen[0] = (k0, pos0, _CONNECTIVE.sub("", x0, count=1))
     text = opener + spoken([x for _, _, x in chosen], meeting.names)
     while defects(text) and len(chosen) > 1:
         chosen.pop()
@@ -298,15 +283,23 @@ def _said(meeting: MeetingState, principal: Profile, cue: Cue, query: str | Quer
     return Composition(text, list(dict.fromkeys(k for k, _, _ in chosen)), [], best)
 
 
-def compose(meeting: MeetingState, principal: Profile, cue: Cue, query: str | Query) -> Composition:
-    """The words the principal would say now, or an empty text when nothing grounded fits."""
+def _same_question(turn: str, intent: str) -> bool:
+    """Whether `intent` asks what the question `turn` asks (most of its words are the turn's)."""
+    mine, theirs = content_words(intent), content_words(turn)
+    return "?" in turn and bool(mine) and len(mine & theirs) >= ComposeSettings.same_question * len(mine)
+
+
+def compose(meeting: MeetingState, principal: Profile, cue: Cue, query: str | Query, selector: AnswerSelector | None = None) -> Composition:
+    """The words the principal would say now, or an empty text when nothing grounded fits. `selector`: which
+    item answers the turn (default: the shipped one; the benchmark passes one fitted without the meeting)."""
     s = ComposeSettings
     last = meeting.last
     assert last is not None
     if cue.scenario is Scenario.chime_in and procedural(last.text):
         return Composition("")
-    order, weight, best_latest = _ranked_items(meeting, principal, volunteered=cue.scenario is Scenario.chime_in)
-    if order and best_latest >= s.item_floor:
+    selector = selector if selector is not None else shipped_selector()
+    order, weight, best_latest = _ranked_items(meeting, principal, cue.scenario is Scenario.chime_in, selector)
+    if order and best_latest >= (selector.floor(principal) if s.item_floor is None else s.item_floor):
         said = _said(meeting, principal, cue, query, order, weight, best_latest)
         if said.text:
             return said
@@ -315,6 +308,10 @@ def compose(meeting: MeetingState, principal: Profile, cue: Cue, query: str | Qu
         # Handed the floor (implicit cue), the principal may raise their own point; a direct question
         # or a volunteered remark must be about the talk, or it is better left unsaid.
         floor = 0.0 if cue.scenario is Scenario.implicit_cue else s.intent_floor
+        # Asked the very question the principal meant to raise, they have no answer to give: raising it
+        # would put the question back.
+        if _same_question(last.text, intent):
+            break
         if match.score >= floor and intent:
             intent = unmask(intent, meeting.names)
             return Composition(f"{INTENT_OPENER}{intent[0].lower() + intent[1:]}?", [], [match.index], match.score)

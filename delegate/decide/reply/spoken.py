@@ -9,7 +9,12 @@ from __future__ import annotations
 
 import re
 
+from wordfreq import zipf_frequency
+
 from delegate.language.text import MASK
+
+COMMON_WORD_ZIPF = 4.5
+"""A word this common in English (thirty uses per million words) is not a name: it loses its capital mid-sentence."""
 
 # Subjectless note openers in the third person, and what the principal says instead.
 THIRD_PERSON_OPENERS: dict[str, str] = {
@@ -81,6 +86,16 @@ def first_person(sentence: str) -> str:
     return THIRD_PERSON_OPENERS[head] + rest
 
 
+def lower_first(text: str) -> str:
+    """`text` with its first word in lower case where English writes it so ("Change of plan", "Both have");
+    a name, a key or an acronym ("Lena", "HAR-212", "RC3") keeps its capital."""
+    first = text.split(" ", 1)[0]
+    word = first.strip(".,;:!?")
+    if not word[:1].isupper() or not word[1:].islower() or word == "I" or word.startswith(("I'", "I’")):
+        return text
+    return text[0].lower() + text[1:] if zipf_frequency(word.lower(), "en") >= COMMON_WORD_ZIPF else text
+
+
 def finished(sentence: str) -> str:
     """The sentence with its final punctuation; a clause cut at `;` or `,` ends with a full stop instead."""
     s = sentence.strip()
@@ -97,7 +112,9 @@ def spoken(sentences: list[str], names: dict[str, str]) -> str:
         if not s:
             continue
         continues = bool(out) and out[-1].endswith(";")
-        if not continues:
+        if continues:
+            s = lower_first(s)  # "…on nights; Both have…" reads on as one sentence
+        else:
             s = first_person(s)
             s = s[0].upper() + s[1:]
         # A clause kept with its own `;` reads on into the next sentence of the same reply.

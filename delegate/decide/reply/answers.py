@@ -26,9 +26,9 @@ from typing import Protocol
 
 from wordfreq import zipf_frequency
 
-from delegate.decide.compose import Composition, compose, holding_line
 from delegate.decide.cues import Cue, is_question
 from delegate.decide.relevance import Query
+from delegate.decide.reply.compose import Composition, compose, holding_line
 from delegate.language.questions import NUMBER, TEMPORAL, QuestionType, personal_matter, question_type
 from delegate.language.text import STOPWORDS, stem, tokens
 from delegate.meeting import MeetingState

@@ -1,0 +1,1 @@
+"""What the meeting-bot bridges cost: `python -m benchmark.bridges` (the figures: docs/benchmarks.md, "Bridges")."""
