@@ -10,6 +10,7 @@ import re
 import time
 import weakref
 from collections import Counter
+from functools import cache
 from typing import Any, Literal, TypeVar, cast
 
 import httpx
@@ -107,13 +108,20 @@ def _bounded(schema: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
+@cache
+def _schemas(reply_type: type[BaseModel]) -> tuple[dict[str, Any], dict[str, Any]]:
+    """`reply_type`'s strict schema and its bounded form, made once (pydantic builds a schema in milliseconds)."""
+    schema = _strict(reply_type.model_json_schema())
+    return schema, _bounded(schema)
+
+
 def response_format(reply_type: type[BaseModel], level: int = 0) -> dict[str, Any]:
     """The `response_format` binding an answer to `reply_type`'s schema, at `FORMATS[level]`."""
-    schema = _strict(reply_type.model_json_schema())
+    strict, bounded = _schemas(reply_type)
     if level == 0:
-        return {"type": "json_schema", "json_schema": {"name": reply_type.__name__, "schema": schema, "strict": True}}
+        return {"type": "json_schema", "json_schema": {"name": reply_type.__name__, "schema": strict, "strict": True}}
     if level == 1:
-        return {"type": "json_object", "schema": _bounded(schema)}
+        return {"type": "json_object", "schema": bounded}
     return {"type": "json_object"}
 
 
