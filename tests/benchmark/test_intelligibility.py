@@ -18,7 +18,9 @@ def test_normalising_for_wer_writes_numbers_as_digits_and_drops_punctuation():
 @pytest.mark.slow
 def test_every_spoken_reply_of_the_fixture_benchmark_is_understood_back():
     replies = spoken_replies()
-    assert len(replies) >= 100  # every distinct reply of the snapshot replay (111 when this was written)
+    # Every distinct reply of the snapshot replay: 111 when this was written, 80 (2,254 words) at the `balanced`
+    # speaking level with one item a reply (issues 39, 43).
+    assert len(replies) >= 60
     result = measure(replies, load_synthesizer(), load_speech_model())
-    assert result.replies == len(replies) and result.words > 4000
+    assert result.replies == len(replies) and result.words > 1500
     assert result.wer <= 0.15, result.worst
