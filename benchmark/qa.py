@@ -147,6 +147,18 @@ async def _grade_all(
         await llm.aclose()
 
 
+async def _answer_and_grade(
+    questions: list[Question], states: dict[str, MeetingState], asker: Asker, judge: str, settings: Settings, run: LLMRun | None
+) -> tuple[list[tuple[Question, Answer, bool]], list[float], list[float]]:
+    """Answers, then grades, in one event loop: the run's one client is bound to the loop it started on."""
+    try:
+        rows, cpu_ms = await _answer_all(questions, states, asker)
+        return rows, cpu_ms, await _grade_all(rows, judge, settings, run)
+    finally:
+        if run is not None:
+            await run.aclose()
+
+
 def build_report(
     rows: list[tuple[Question, Answer, bool]],
     grades: list[float],
@@ -265,18 +277,18 @@ def run_benchmark(
     data: Path, questions_file: Path, engine: str, judge: str, out: Path, settings: Settings, run: LLMRun | None = None
 ) -> dict[str, Any]:
     questions = load_questions(questions_file)
-    asker = build_asker(engine, settings)  # an LLM one needs the llm extra
+    # An LLM asker asks through the run's client too: its answers are cached and costed with the judge's.
+    asker = build_asker(engine, settings, run.client if run is not None and engine != "local" else None)
     states = _meeting_states(data, {q.meeting_id for q in questions}, asker)
     present = [q for q in questions if q.meeting_id in states]
-    rows, cpu_ms = asyncio.run(_answer_all(present, states, asker))
-    grades = asyncio.run(_grade_all(rows, judge, settings, run))
+    rows, cpu_ms, grades = asyncio.run(_answer_and_grade(present, states, asker, judge, settings, run))
     published_path = questions_file.parent / PUBLISHED_FILE
     published = published_means(published_path, set(states)) if published_path.exists() else {}
     report = build_report(
         rows, grades, len(questions) - len(present), engine, judge, published, {m: len(s) for m, s in states.items()}
     )
     report["cpu_ms"] = percentiles(cpu_ms)
-    if run is not None and judge == "llm":
+    if run is not None:
         report["llm_run"] = run.figures()
         run.remember()
     report["commitment_questions"] = commitment_split(rows, grades, states)
@@ -382,7 +394,8 @@ def main(
         raise typer.BadParameter("give --data, --questions and --json (or --calibrate FILE)")
     started = time.perf_counter()
     try:
-        llm = LLMRun(settings, concurrency, cache, no_cache, price_in, price_out) if judge == "llm" else None
+        uses_llm = judge == "llm" or engine != "local"
+        llm = LLMRun(settings, concurrency, cache, no_cache, price_in, price_out) if uses_llm else None
         report = run_benchmark(data, questions, engine, judge, json_out, settings, llm)
     except BenchDataError as e:
         print(f"benchmark.qa: {e}")

@@ -59,6 +59,10 @@ class LLMRun:
         except (ValueError, TypeError):
             return {}
 
+    async def aclose(self) -> None:
+        if self._client is not None:
+            await self._client.close()
+
     def remember(self) -> None:
         """Keep the format the server took beside the cache: the next run asks with it at once (a refusal is a call)."""
         from delegate.llm.client import format_used

@@ -161,6 +161,8 @@ def test_benchmark_with_the_llm_asker_and_the_llm_judge(tmp_path: Path, monkeypa
         assert len(server.prompts) == 2 and "Who can change the privacy label?" in server.prompts[0]
     report = json.loads(out.read_text())
     assert report["engine"] == "llm" and report["judge"] == "llm" and report["score_mean"] == 7.0
+    # The asker's question and the judge's grade both went through the run's ledger (cached, costed).
+    assert report["llm_run"]["calls"] == 2 and report["llm_run"]["prompt_tokens"] > 0
     row = json.loads((tmp_path / "report_answers.jsonl").read_text().splitlines()[0])
     # Turn 999 was never shown to the model: it is not cited.
     assert row["answer"] == "Luis Ortega can, he has admin access." and row["turn_ids"] == [57]
