@@ -63,19 +63,7 @@ def moments(meetings: list[BenchMeeting], seed: int) -> list[Moment]:
             pools[kind_of(case)].append(Moment(case_id=case.id, meeting_id=m.meeting_id, kind=kind_of(case)))
     chosen: list[Moment] = []
     for kind, n in QUOTA.items():
-        by_meeting: dict[str, list[Moment]] = defaultdict(list)
-        for moment in pools[kind]:
-            by_meeting[moment.meeting_id].append(moment)
-        for group in by_meeting.values():
-            rng.shuffle(group)
-        order = sorted(by_meeting)
-        rng.shuffle(order)
-        picked: list[Moment] = []
-        while len(picked) < n and any(by_meeting[k] for k in order):
-            for k in order:
-                if by_meeting[k] and len(picked) < n:
-                    picked.append(by_meeting[k].pop())
-        chosen += picked
+        chosen += _spread(pools[kind], n, rng)
     return chosen
 
 
